@@ -1,0 +1,174 @@
+"""The Completion Claim v0.1 document: wire models, the one loader, and writing back.
+
+Parse, don't validate: a claim enters only through :func:`parse_claim` (or :func:`load_claim`),
+which rejects bad input with :class:`~donegate.errors.InvalidInput` naming the JSON path. A
+:class:`Claim` you hold is always valid: its timestamps are instants, its mutation ids unique, and
+every ``covers`` entry names a mutation.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, JsonValue, StringConstraints, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from donegate.errors import InvalidInput
+from donegate.instant import Instant
+from donegate.policy import AppliedPolicy, Policy
+from donegate.wire import WireModel, parse_json, translate
+
+SPEC_VERSION = "0.1"
+SCHEMA_ID = "https://donegate.dev/schema/completion-claim-0.1.schema.json"
+
+VerifierKind = Literal["independent", "self_attested", "absent"]
+VerdictState = Literal["verified", "unverified", "refuted"]
+EvidenceOutcome = Literal["match", "contradicts", "no_observation"]
+NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+
+
+class Task(WireModel):
+    """What was asked. ``id`` is the caller's own."""
+
+    id: NonEmpty
+    description: str | None = None
+    requested_by: str | None = None
+
+
+class Mutation(WireModel):
+    """One change the agent believes it made to the world."""
+
+    id: NonEmpty
+    kind: str
+    target: str
+    at: Instant
+
+
+class Verifier(WireModel):
+    """Who collected a piece of evidence; ``kind`` is the field that does the work."""
+
+    id: str
+    kind: VerifierKind
+
+
+class Evidence(WireModel):
+    """An observation of the world made after the mutations it covers."""
+
+    check_type: NonEmpty
+    target: str
+    expected: dict[str, JsonValue]
+    observed_value: JsonValue = None
+    at: Instant
+    covers: list[str]
+    verifier: Verifier
+
+
+class EvidenceFinding(WireModel):
+    """Why one evidence item did or did not move the verdict."""
+
+    index: int
+    check_type: str
+    counts: bool
+    outcome: EvidenceOutcome | None = None
+    why: str
+
+
+class Verdict(WireModel):
+    """Computed by the verifier from evidence and policy; never written by the agent."""
+
+    state: VerdictState
+    unmet: list[str]
+    reason: str | None
+    decided_at: Instant
+    applied_policy: AppliedPolicy | None = None
+    evidence: list[EvidenceFinding] = Field(default_factory=list)
+
+
+class Claim(WireModel):
+    """A Completion Claim v0.1 document."""
+
+    spec_version: Literal["0.1"]
+    task: Task
+    claimed_outcome: str
+    mutations: list[Mutation] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    policy: Policy | None = None
+    verdict: Verdict | None = None
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> Claim:
+        seen: set[str] = set()
+        for i, mutation in enumerate(self.mutations):
+            if mutation.id in seen:
+                raise _reference_error(
+                    f"mutations[{i}].id", f"duplicate mutation id {mutation.id!r}"
+                )
+            seen.add(mutation.id)
+        for i, item in enumerate(self.evidence):
+            for j, mutation_id in enumerate(item.covers):
+                if mutation_id not in seen:
+                    raise _reference_error(
+                        f"evidence[{i}].covers[{j}]", f"names no mutation: {mutation_id!r}"
+                    )
+        return self
+
+    def mutation(self, mutation_id: str) -> Mutation:
+        """The mutation with this id (ids are unique and every reference resolves)."""
+        return next(m for m in self.mutations if m.id == mutation_id)
+
+    def with_verdict(self, verdict: Verdict) -> Claim:
+        """This claim with ``verdict`` replacing whatever was there."""
+        return self.model_copy(update={"verdict": verdict})
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The document as JSON: the fields it was given (unnamed ones kept) and the verdict."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+def _reference_error(path: str, message: str) -> PydanticCustomError:
+    return PydanticCustomError("claim_reference", "{message}", {"message": message, "path": path})
+
+
+def parse_claim(data: str | bytes | dict[str, Any]) -> Claim:
+    """The one loader: JSON text (or already-parsed JSON data) to a valid :class:`Claim`.
+
+    A ``verdict`` present in the input is dropped: only the verifier computes one.
+    """
+    raw = data if isinstance(data, dict) else parse_json(data, what="claim")
+    if not isinstance(raw, dict):
+        raise InvalidInput(f"a claim is a JSON object, got {type(raw).__name__}")
+    raw = {key: value for key, value in raw.items() if key != "verdict"}
+    _check_spec_version(raw)
+    try:
+        return Claim.model_validate(raw)
+    except ValidationError as exc:
+        raise translate(exc) from None
+
+
+def _check_spec_version(raw: dict[str, Any]) -> None:
+    # Said first and plainly: a future version's document must not be judged by these rules.
+    version = raw.get("spec_version")
+    if version is not None and version != SPEC_VERSION:
+        raise InvalidInput(
+            f"unsupported spec_version {version!r}; this verifier implements {SPEC_VERSION!r}",
+            path="spec_version",
+        )
+
+
+def load_claim(source: str | Path) -> Claim:
+    """Load a claim from a file path, or from standard input when ``source`` is ``-``."""
+    if str(source) == "-":
+        return parse_claim(sys.stdin.buffer.read())
+    try:
+        data = Path(source).read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read claim file {source}: {exc.strerror}") from None
+    return parse_claim(data)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the document, generated from the models."""
+    schema = Claim.model_json_schema(mode="validation")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}

@@ -1,0 +1,150 @@
+"""``donegate verify``: compute a claim's verdict by the spec's six rules."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import click
+import pydantic_core
+
+from donegate.claim import Claim, load_claim, parse_claim
+from donegate.cli.options import INSTANT
+from donegate.errors import InvalidInput
+from donegate.exitcodes import HELP_TABLE, ExitCode, for_state
+from donegate.instant import Instant
+from donegate.policy import AppliedPolicy, load_policy_file
+from donegate.verdict import DEFAULT_MAX_SKEW_S, VerifyOptions, verify_claim
+
+
+@click.command(epilog=HELP_TABLE)
+@click.argument("claim", required=False, metavar="CLAIM")
+@click.option(
+    "--jsonl", metavar="FILE|-", help="Verify one claim per line; one JSON line out each."
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A JSON policy object that replaces the document's own policy entirely.",
+)
+@click.option("--now", type=INSTANT, help="Decision time (RFC 3339); default: the clock.")
+@click.option(
+    "--trust",
+    multiple=True,
+    metavar="VERIFIER_ID",
+    help="Believe 'independent' only from these verifier ids (repeatable).",
+)
+@click.option(
+    "--max-skew",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_MAX_SKEW_S,
+    show_default=True,
+    help="Seconds evidence may be dated after the decision time (clock skew).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the claim with its verdict on stdout.")
+def verify(
+    claim: str | None,
+    jsonl: str | None,
+    policy_file: Path | None,
+    now: Instant | None,
+    trust: tuple[str, ...],
+    max_skew: float,
+    as_json: bool,
+) -> int:
+    """Verify CLAIM (a file, or - for stdin) and exit with its verdict.
+
+    Evidence counts only when it is independent (and from a --trust'ed verifier, when given),
+    strictly later than every mutation it covers, fresh under the policy's max_age_s, and not dated
+    after the decision time by more than --max-skew. A counting observation that contradicts its
+    expectation refutes the claim; the claim is verified only when every mutation and every
+    required check type has counting, matching evidence. A verdict in the input is ignored.
+
+    Without --json a summary goes to stderr; with --json the claim with its computed verdict goes
+    to stdout and nothing else does.
+    """
+    if (claim is None) == (jsonl is None):
+        raise click.UsageError("give exactly one of CLAIM or --jsonl FILE")
+    options = VerifyOptions(
+        policy=_applied_policy(policy_file),
+        now=now,
+        trust=frozenset(trust) if trust else None,
+        max_skew_s=max_skew,
+    )
+    if jsonl is not None:
+        return _verify_lines(jsonl, options)
+    assert claim is not None
+    verified = verify_claim(load_claim(claim), options)
+    if as_json:
+        sys.stdout.buffer.write(pydantic_core.to_json(verified.to_json_dict(), indent=2) + b"\n")
+    else:
+        _summarise(verified)
+    assert verified.verdict is not None
+    return for_state(verified.verdict.state)
+
+
+def _applied_policy(policy_file: Path | None) -> AppliedPolicy | None:
+    if policy_file is None:
+        return None
+    return AppliedPolicy(source="file", policy=load_policy_file(policy_file))
+
+
+def _verify_lines(source: str, options: VerifyOptions) -> int:
+    invalid = False
+    out = sys.stdout.buffer
+    with _open_lines(source) as stream:
+        for number, line in _numbered(stream):
+            record, ok = _verify_line(number, line, options)
+            invalid = invalid or not ok
+            out.write(pydantic_core.to_json(record) + b"\n")
+    return ExitCode.INVALID_INPUT if invalid else ExitCode.OK
+
+
+def _verify_line(number: int, line: bytes, options: VerifyOptions) -> tuple[dict[str, Any], bool]:
+    try:
+        claim = parse_claim(line)
+    except InvalidInput as exc:
+        return {"line": number, "error": str(exc)}, False
+    verified = verify_claim(claim, options)
+    assert verified.verdict is not None
+    verdict = verified.verdict.model_dump(mode="json", exclude_unset=True)
+    return {"line": number, "task_id": claim.task.id, "verdict": verdict}, True
+
+
+def _open_lines(source: str) -> IO[bytes]:
+    if source == "-":
+        return sys.stdin.buffer
+    try:
+        return Path(source).open("rb")
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {source}: {exc.strerror}") from None
+
+
+def _numbered(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    for number, line in enumerate(stream, start=1):
+        if line.strip():
+            yield number, line
+
+
+def _summarise(claim: Claim) -> None:
+    verdict = claim.verdict
+    assert verdict is not None
+    echo = _stderr
+    applied = verdict.applied_policy
+    policy_id = applied.policy.id if applied and applied.policy else None
+    source = applied.source if applied else "none"
+    echo(f"{verdict.state}: {claim.task.id}  (policy {policy_id or '-'}, from {source})")
+    if verdict.reason:
+        echo(f"  reason: {verdict.reason}")
+    if verdict.unmet:
+        echo(f"  unmet: {', '.join(verdict.unmet)}")
+    for finding in verdict.evidence:
+        mark = "counts" if finding.counts else "ignored"
+        item = claim.evidence[finding.index]
+        echo(f"  evidence[{finding.index}] {item.check_type} {item.target} [{mark}]: {finding.why}")
+
+
+def _stderr(text: str) -> None:
+    click.echo(text, err=True)

@@ -1,0 +1,101 @@
+"""Does an observation satisfy an expectation? JSON equality, strictly typed.
+
+``true`` is not ``1``, ``"94107"`` is not ``94107``, ``2`` equals ``2.0``. An expected object is
+satisfied by an observed object holding every expected key (recursively; extra keys allowed);
+arrays and scalars compare exactly. A key the observation does not hold is no observation at all,
+neither a match nor a contradiction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import JsonValue
+
+KeyOutcome = Literal["satisfied", "contradicted", "missing"]
+Outcome = Literal["match", "contradicts", "no_observation"]
+
+# A check-type rule for one expected key: (expected value, observed value) -> satisfied?
+KeyRule = Callable[[JsonValue, JsonValue], bool | None]
+
+
+def json_equal(a: JsonValue, b: JsonValue) -> bool:
+    """JSON equality: booleans are not numbers, numbers compare by value, containers exactly."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(json_equal, a, b))
+    if isinstance(a, dict):
+        return (
+            isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(json_equal(value, b[key]) for key, value in a.items())
+        )
+    return type(a) is type(b) and a == b
+
+
+def satisfies(expected: JsonValue, observed: JsonValue) -> bool:
+    """Objects as a subset (recursively), everything else by :func:`json_equal`."""
+    if isinstance(expected, dict):
+        return isinstance(observed, dict) and all(
+            key in observed and satisfies(value, observed[key]) for key, value in expected.items()
+        )
+    return json_equal(expected, observed)
+
+
+def _body_contains(expected: JsonValue, observed: JsonValue) -> bool | None:
+    # The collector searched the body for the expected text and reports whether it was there.
+    if isinstance(expected, str) and isinstance(observed, bool):
+        return observed
+    return None
+
+
+# Check-type rules, by (check_type, key). Anything not here uses the generic comparison.
+KEY_RULES: Mapping[tuple[str, str], KeyRule] = {
+    ("endpoint_health", "body_contains"): _body_contains,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """The outcome of comparing one evidence item, with the keys that decided it."""
+
+    outcome: Outcome
+    contradicted: tuple[str, ...] = field(default=())
+    missing: tuple[str, ...] = field(default=())
+
+
+def compare(check_type: str, expected: Mapping[str, JsonValue], observed: JsonValue) -> Comparison:
+    """Match when every expected key is satisfied, contradicts when a present key is not."""
+    if not expected or not isinstance(observed, dict):
+        return Comparison("no_observation", missing=tuple(expected))
+    contradicted: list[str] = []
+    missing: list[str] = []
+    for key, want in expected.items():
+        outcome = _key_outcome(check_type, key, want, observed)
+        if outcome == "contradicted":
+            contradicted.append(key)
+        elif outcome == "missing":
+            missing.append(key)
+    if contradicted:
+        return Comparison("contradicts", tuple(contradicted), tuple(missing))
+    if missing:
+        return Comparison("no_observation", missing=tuple(missing))
+    return Comparison("match")
+
+
+def _key_outcome(
+    check_type: str, key: str, want: JsonValue, observed: dict[str, JsonValue]
+) -> KeyOutcome:
+    if key not in observed:
+        return "missing"
+    got = observed[key]
+    rule = KEY_RULES.get((check_type, key))
+    verdict = rule(want, got) if rule else None
+    if verdict is None:
+        verdict = satisfies(want, got)
+    return "satisfied" if verdict else "contradicted"

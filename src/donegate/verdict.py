@@ -1,0 +1,219 @@
+"""The six rules of Completion Claim v0.1, as one ladder over a claim, a policy and a clock.
+
+Only this module computes a verdict. Nothing the agent wrote into the document (its own verdict,
+its own "independent" label when the caller names the verifiers it trusts, its own policy when the
+caller passes one) can make a claim pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from donegate.claim import Claim, Evidence, EvidenceFinding, Verdict, VerdictState
+from donegate.expectation import Comparison, compare
+from donegate.instant import Instant
+from donegate.policy import AppliedPolicy
+
+DEFAULT_MAX_SKEW_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyOptions:
+    """How the caller wants a claim verified.
+
+    ``policy`` replaces the document's own when given; ``trust`` (when not None) is the set of
+    verifier ids whose ``independent`` label is believed; ``now`` is the decision time.
+    """
+
+    policy: AppliedPolicy | None = None
+    now: Instant | None = None
+    trust: frozenset[str] | None = None
+    max_skew_s: float = DEFAULT_MAX_SKEW_S
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """One evidence item as the rules see it."""
+
+    index: int
+    item: Evidence
+    counts: bool
+    why_not: str | None
+    comparison: Comparison | None
+
+
+def verify_claim(claim: Claim, options: VerifyOptions | None = None) -> Claim:
+    """The claim with its verdict computed (any verdict it carried is replaced)."""
+    return claim.with_verdict(decide(claim, options or VerifyOptions()))
+
+
+def decide(claim: Claim, options: VerifyOptions) -> Verdict:
+    """Apply the spec's rules, in order.
+
+    1. Choose the policy: the caller's if given, else the document's own (recorded either way).
+    2. Rules 1, 2, 5 and the skew bound: an item counts only if it is independent (and trusted),
+       strictly later than every mutation it covers, fresh, and not dated in the future.
+    3. Compare every counting item: match, contradicts, or no observation.
+    4. Rule 6: a counting item that contradicts its expectation refutes the claim.
+    5. Rules 3 and 4, and the policy: verified only with at least one counting match, every
+       mutation covered by one, and every required check type matched by one.
+    6. Otherwise unverified: absence is never success.
+    """
+    applied = options.policy or _document_policy(claim)
+    now = options.now or Instant.now()
+    readings = [
+        _read(claim, i, item, applied, now, options) for i, item in enumerate(claim.evidence)
+    ]
+    matches = [r for r in readings if r.comparison and r.comparison.outcome == "match"]
+    unmet = _unmet(claim, applied, matches)
+    contradiction = next(
+        (r for r in readings if r.comparison and r.comparison.outcome == "contradicts"), None
+    )
+    state: VerdictState
+    if contradiction is not None:
+        state, reason = "refuted", _refuted_reason(contradiction)
+    elif matches and not unmet:
+        state, reason = "verified", None
+    else:
+        state, reason = "unverified", _unverified_reason(claim, readings, unmet)
+    return Verdict(
+        state=state,
+        unmet=unmet,
+        reason=reason,
+        decided_at=now,
+        applied_policy=applied,
+        evidence=[_finding(r) for r in readings],
+    )
+
+
+def _document_policy(claim: Claim) -> AppliedPolicy:
+    if claim.policy is None:
+        return AppliedPolicy(source="none")
+    return AppliedPolicy(source="document", policy=claim.policy)
+
+
+def _read(
+    claim: Claim,
+    index: int,
+    item: Evidence,
+    applied: AppliedPolicy,
+    now: Instant,
+    options: VerifyOptions,
+) -> _Reading:
+    why_not = _why_not_counted(claim, item, applied, now, options)
+    if why_not is not None:
+        return _Reading(index, item, False, why_not, None)
+    comparison = compare(item.check_type, item.expected, item.observed_value)
+    return _Reading(index, item, True, None, comparison)
+
+
+def _why_not_counted(
+    claim: Claim, item: Evidence, applied: AppliedPolicy, now: Instant, options: VerifyOptions
+) -> str | None:
+    """None when the item counts, else the first reason it does not."""
+    kind, verifier_id = item.verifier.kind, item.verifier.id
+    if kind == "self_attested":
+        return "self-attested evidence never satisfies a requirement (rule 1)"
+    if kind == "absent":
+        return "the check did not happen (verifier kind absent)"
+    if options.trust is not None and verifier_id not in options.trust:
+        return f"verifier {verifier_id!r} is not one the caller trusts (--trust)"
+    for mutation_id in item.covers:
+        mutation = claim.mutation(mutation_id)
+        if not item.at > mutation.at:
+            return (
+                f"collected at {item.at}, not after mutation {mutation_id} at {mutation.at} "
+                "(rule 2: a check before the write proves nothing about it)"
+            )
+    age = now.seconds_since(item.at)
+    if applied.max_age_s is not None and age > applied.max_age_s:
+        return (
+            f"stale: {age:g} s old at decision time, "
+            f"policy max_age_s is {applied.max_age_s:g} (rule 5)"
+        )
+    if -age > options.max_skew_s:
+        return (
+            f"dated {-age:g} s after the decision time, "
+            f"beyond the allowed clock skew of {options.max_skew_s:g} s"
+        )
+    return None
+
+
+def _unmet(claim: Claim, applied: AppliedPolicy, matches: Sequence[_Reading]) -> list[str]:
+    matched_types = {r.item.check_type for r in matches}
+    covered = {mutation_id for r in matches for mutation_id in r.item.covers}
+    unmet = [t for t in _unique(applied.requires) if t not in matched_types]
+    unmet += [f"mutation:{m.id}" for m in claim.mutations if m.id not in covered]
+    return unmet
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _refuted_reason(reading: _Reading) -> str:
+    item, comparison = reading.item, reading.comparison
+    assert comparison is not None
+    key = comparison.contradicted[0]
+    observed = item.observed_value if isinstance(item.observed_value, dict) else {}
+    return (
+        f"evidence[{reading.index}] ({item.check_type} {item.target}) contradicts the claim: "
+        f"{key} expected {_show(item.expected[key])}, observed {_show(observed.get(key))}."
+    )
+
+
+def _unverified_reason(claim: Claim, readings: Sequence[_Reading], unmet: Sequence[str]) -> str:
+    if not readings:
+        return "No evidence was submitted; a claim without evidence is unproven (rule 4)."
+    if not any(r.counts for r in readings):
+        first = readings[0]
+        return (
+            f"No evidence counts: evidence[0] ({first.item.check_type}) "
+            f"does not count: {first.why_not}."
+        )
+    for entry in unmet:
+        if entry.startswith("mutation:"):
+            mutation = claim.mutation(entry.removeprefix("mutation:"))
+            return (
+                f"Mutation {mutation.id} ({mutation.kind} {mutation.target}) is not covered by "
+                "fresh, independent, matching evidence (rule 3)."
+            )
+        return f"The policy requires {entry}, and no fresh, independent evidence of it matches."
+    return (
+        "No counting evidence matched its expectation; nothing was observed to confirm the claim."
+    )
+
+
+def _finding(reading: _Reading) -> EvidenceFinding:
+    comparison = reading.comparison
+    if comparison is None:
+        why = reading.why_not or "does not count"
+    elif comparison.outcome == "match":
+        why = "counts and matches its expectation"
+    elif comparison.outcome == "contradicts":
+        why = f"counts and contradicts its expectation on {', '.join(comparison.contradicted)}"
+    else:
+        why = _no_observation_why(reading)
+    return EvidenceFinding(
+        index=reading.index,
+        check_type=reading.item.check_type,
+        counts=reading.counts,
+        outcome=comparison.outcome if comparison else None,
+        why=why,
+    )
+
+
+def _no_observation_why(reading: _Reading) -> str:
+    item = reading.item
+    if not item.expected:
+        return "counts, but expects nothing, so it observes nothing"
+    if not isinstance(item.observed_value, dict):
+        return "counts, but holds no observed_value object: no observation"
+    missing = ", ".join(reading.comparison.missing) if reading.comparison else ""
+    return f"counts, but observed_value lacks {missing}: no observation"
+
+
+def _show(value: object) -> str:
+    return json.dumps(value)
