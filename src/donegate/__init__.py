@@ -54,7 +54,29 @@ _EXPORTS: dict[str, str] = {
     "verify_claim": "donegate.verdict",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = [
+    "AppliedPolicy",
+    "Claim",
+    "DonegateError",
+    "Evidence",
+    "EvidenceFinding",
+    "ExitCode",
+    "Instant",
+    "InternalError",
+    "InvalidInput",
+    "Mutation",
+    "Policy",
+    "Task",
+    "Verdict",
+    "Verifier",
+    "VerifyOptions",
+    "__version__",
+    "decide",
+    "json_schema",
+    "load_claim",
+    "parse_claim",
+    "verify_claim",
+]
 
 
 def __getattr__(name: str) -> Any:
