@@ -24,7 +24,8 @@ class InvalidInput(DonegateError):
     def __init__(self, message: str, path: str = "") -> None:
         self.message = message
         self.path = path
-        super().__init__(f"{path}: {message}" if path else message)
+        named = not path or message.startswith(path)
+        super().__init__(message if named else f"{path}: {message}")
 
 
 class InternalError(DonegateError):

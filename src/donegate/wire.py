@@ -7,6 +7,7 @@ whose ``path`` names the offending value as ``evidence[0].at``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pydantic_core
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from donegate.errors import InvalidInput
 
 MAX_ERRORS_SHOWN = 5
+_NON_FINITE = re.compile(rb"(?<![\w\"])-?(NaN|Infinity)(?![\w\"])")
 
 
 class WireModel(BaseModel):
@@ -34,13 +36,16 @@ def parse_json(data: str | bytes, *, what: str = "document") -> Any:
     try:
         return pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
-        raise InvalidInput(f"{what} is not valid JSON: {_json_error_text(exc)}") from None
+        raise InvalidInput(f"{what} is not valid JSON: {_json_error_text(exc, data)}") from None
 
 
-def _json_error_text(exc: ValueError) -> str:
+def _json_error_text(exc: ValueError, data: str | bytes) -> str:
     text = str(exc)
     if "recursion limit" in text:
         return f"nested too deeply ({text})"
+    raw = data.encode() if isinstance(data, str) else data
+    if _NON_FINITE.search(raw):
+        return f"{text} (NaN and Infinity are not JSON numbers)"
     return text
 
 

@@ -1,0 +1,61 @@
+from datetime import UTC, datetime
+
+import pytest
+
+from donegate.instant import Instant
+
+
+@pytest.mark.parametrize(
+    ("text", "utc"),
+    [
+        ("2026-08-27T18:04:02Z", "2026-08-27T18:04:02+00:00"),
+        ("2026-08-27t18:04:02z", "2026-08-27T18:04:02+00:00"),
+        ("2026-08-27T20:04:02+02:00", "2026-08-27T18:04:02+00:00"),
+        ("2026-08-27T11:04:02.25-07:00", "2026-08-27T18:04:02.250000+00:00"),
+        ("2026-08-27T18:04:02.123456789Z", "2026-08-27T18:04:02.123456+00:00"),
+    ],
+)
+def test_parses_rfc3339_with_offset_as_an_instant(text: str, utc: str) -> None:
+    instant = Instant.parse(text)
+    assert instant.value.astimezone(UTC).isoformat() == utc
+    assert instant.text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("2026-08-27T18:04:02", "without an offset"),
+        ("2026-08-27 18:04:02", "without an offset"),
+        ("2026-08-27", "a date is not an instant"),
+        ("1787853842", "epoch"),
+        ("1787853842.5", "epoch"),
+        ("2026-13-01T00:00:00Z", "not a real date"),
+        ("2026-08-27T18:04:02+0200", "expected an RFC 3339"),
+        ("yesterday", "expected an RFC 3339"),
+        ("", "expected an RFC 3339"),
+    ],
+)
+def test_rejects_what_is_not_an_instant(text: str, says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        Instant.parse(text)
+
+
+def test_compares_as_instants_not_text() -> None:
+    assert Instant.parse("2026-08-27T19:04:00+02:00") < Instant.parse("2026-08-27T18:00:00Z")
+    assert Instant.parse("2026-08-27T20:04:02+02:00") == Instant.parse("2026-08-27T18:04:02Z")
+
+
+def test_from_datetime_writes_utc_with_microseconds() -> None:
+    instant = Instant.from_datetime(datetime(2026, 8, 27, 18, 4, 2, tzinfo=UTC))
+    assert instant.text == "2026-08-27T18:04:02.000000Z"
+    assert Instant.parse(instant.text) == instant
+
+
+def test_from_naive_datetime_is_refused() -> None:
+    with pytest.raises(ValueError, match="naive"):
+        Instant.from_datetime(datetime(2026, 8, 27))
+
+
+def test_arithmetic_in_seconds() -> None:
+    start = Instant.parse("2026-08-27T18:04:02Z")
+    assert (start + 1.5).seconds_since(start) == 1.5
