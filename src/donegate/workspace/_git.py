@@ -1,0 +1,90 @@
+"""The few git plumbing commands the workspace needs, with their output parsed.
+
+Every call has a timeout; a git failure is reported as ``None`` (not a git repository, no
+``HEAD``) so that the caller falls back to its documented non-git behaviour.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+_TIMEOUT_S = 60.0
+# git must not prompt, page or read the user's global hooks while we list files.
+_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The files git would consider: index entries with their blob ids, and untracked files."""
+
+    object_format: str
+    tracked: dict[str, str]
+    untracked: list[str]
+
+
+def run(root: Path, *args: str) -> bytes | None:
+    """``git args`` in ``root``; its stdout, or ``None`` when git fails or is missing."""
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=root,
+            capture_output=True,
+            timeout=_TIMEOUT_S,
+            env={**os.environ, **_ENV},
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def object_format(root: Path) -> str | None:
+    """``sha1`` or ``sha256`` when ``root`` is inside a git work tree, else ``None``."""
+    out = run(root, "rev-parse", "--is-inside-work-tree", "--show-object-format")
+    if out is None:
+        return None
+    lines = out.decode().split()
+    if len(lines) < 2 or lines[0] != "true":
+        return None
+    return lines[1] if lines[1] in ("sha1", "sha256") else "sha1"
+
+
+def listing(root: Path, fmt: str) -> Listing | None:
+    """The index's entries under ``root`` and the untracked files that are not ignored."""
+    staged = run(root, "ls-files", "-z", "--stage")
+    others = run(root, "ls-files", "-z", "--others", "--exclude-standard")
+    if staged is None or others is None:
+        return None
+    tracked: dict[str, str] = {}
+    for record in _records(staged):
+        meta, path = record.split("\t", 1)
+        mode, oid, _stage = meta.split(" ")
+        if mode != "160000":  # a submodule is a commit, not a file of this tree
+            tracked[path] = oid
+    return Listing(fmt, tracked, _records(others))
+
+
+def head_tree(root: Path) -> dict[str, str] | None:
+    """``path -> blob id`` of ``HEAD``'s files under ``root``; ``None`` when there is no HEAD."""
+    out = run(root, "ls-tree", "-r", "-z", "HEAD")
+    if out is None:
+        return None
+    tree: dict[str, str] = {}
+    for record in _records(out):
+        meta, path = record.split("\t", 1)
+        _mode, kind, oid = meta.split(" ")
+        if kind == "blob":
+            tree[path] = oid
+    return tree
+
+
+def blob(root: Path, oid: str) -> bytes | None:
+    """The content of blob ``oid`` from the repository's object database, if it has it."""
+    return run(root, "cat-file", "blob", oid)
+
+
+def _records(out: bytes) -> list[str]:
+    return [r for r in out.decode("utf-8", "surrogateescape").split("\0") if r]

@@ -1,0 +1,146 @@
+"""What kind of write a write is: ``source``, ``cosmetic``, ``test``, ``doc`` or ``config``.
+
+The order of the questions is the order of :func:`classify`: tests first (a test edited to pass
+is the commonest cheat, so it is never hidden as anything milder), then configuration, then
+documentation, then whether a source edit is only cosmetic. Anything unsure is ``source``.
+
+Some files change how tests are collected or how Python starts (``conftest.py``,
+``sitecustomize.py``, ``*.pth``): :func:`flags` names them so that the gate can report them
+whatever their kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from donegate.workspace import cosmetic
+from donegate.workspace.patterns import matches_any
+from donegate.workspace.writes import Write
+
+WriteKind = Literal["source", "cosmetic", "test", "doc", "config"]
+
+# Kinds that a green check run must come after; cosmetic and doc writes do not reopen it.
+NEEDS_VERIFYING: frozenset[WriteKind] = frozenset({"source", "test", "config"})
+
+DEFAULT_TEST_GLOBS: tuple[str, ...] = (
+    "tests/**",
+    "test/**",
+    "testing/**",
+    "**/tests/**",
+    "test_*.py",
+    "*_test.py",
+    "*_tests.py",
+    "conftest.py",
+    "*_test.go",
+    "*.test.js",
+    "*.test.ts",
+    "*.test.jsx",
+    "*.test.tsx",
+    "*.spec.js",
+    "*.spec.ts",
+    "__tests__/",
+)
+DEFAULT_DOC_GLOBS: tuple[str, ...] = (
+    "*.md",
+    "*.markdown",
+    "*.rst",
+    "*.txt",
+    "*.adoc",
+    "*.asciidoc",
+    "*.org",
+    "LICENSE",
+    "LICENSE.*",
+    "COPYING",
+    "AUTHORS",
+    "NOTICE",
+)
+DEFAULT_CONFIG_GLOBS: tuple[str, ...] = (
+    "*.toml",
+    "*.ini",
+    "*.cfg",
+    "*.conf",
+    "*.yaml",
+    "*.yml",
+    "*.json",
+    "*.lock",
+    "Makefile",
+    "*.mk",
+    "Dockerfile",
+    "*.dockerfile",
+    "requirements*.txt",
+    "constraints*.txt",
+    ".env",
+    ".gitignore",
+    ".gitattributes",
+    ".editorconfig",
+    ".pre-commit-config.yaml",
+    "setup.py",
+    "noxfile.py",
+)
+# Files that can make tests pass without the code under test changing (cheating pattern 2).
+HOOK_FILES: tuple[str, ...] = (
+    "conftest.py",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "*.pth",
+    "pytest.ini",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Path globs (see :mod:`donegate.workspace.patterns`) for the path-decided kinds."""
+
+    test_globs: tuple[str, ...] = DEFAULT_TEST_GLOBS
+    doc_globs: tuple[str, ...] = DEFAULT_DOC_GLOBS
+    config_globs: tuple[str, ...] = DEFAULT_CONFIG_GLOBS
+
+
+@dataclass(frozen=True)
+class ClassifiedWrite:
+    """A write with its kind and any flags (``"test-hook"``: see :func:`flags`)."""
+
+    write: Write
+    kind: WriteKind
+    flags: tuple[str, ...] = ()
+
+    @property
+    def needs_verifying(self) -> bool:
+        """Whether this write reopens verification."""
+        return self.kind in NEEDS_VERIFYING
+
+
+def classify(
+    write: Write, old_text: str | None, new_text: str | None, rules: Rules = Rules()
+) -> WriteKind:
+    """The kind of ``write``, given the file's text before and after (``None``: not known).
+
+    1. A path (or a rename's old path) matching a test glob is ``test``.
+    2. One matching a config glob is ``config`` (config can change what tests run).
+    3. One matching a doc glob is ``doc``.
+    4. A modification whose old and new texts differ only in comments, whitespace and
+       docstrings is ``cosmetic``.
+    5. Anything else, including a text we could not read, is ``source``.
+    """
+    paths = [write.path] if write.old_path is None else [write.path, write.old_path]
+    by_path: tuple[tuple[WriteKind, tuple[str, ...]], ...] = (
+        ("test", rules.test_globs),
+        ("config", rules.config_globs),
+        ("doc", rules.doc_globs),
+    )
+    for kind, globs in by_path:
+        if any(matches_any(p, globs) for p in paths):
+            return kind
+    if write.change == "modified" and old_text is not None and new_text is not None:
+        return "cosmetic" if cosmetic.equivalent(write.path, old_text, new_text) else "source"
+    return "source"
+
+
+def flags(write: Write) -> tuple[str, ...]:
+    """Warnings about ``write`` beyond its kind: ``test-hook`` for a file that steers tests."""
+    paths = [write.path] if write.old_path is None else [write.path, write.old_path]
+    return ("test-hook",) if any(matches_any(p, HOOK_FILES) for p in paths) else ()

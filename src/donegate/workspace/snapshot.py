@@ -1,0 +1,290 @@
+"""A snapshot of a working tree: every file donegate considers, with a content digest.
+
+Which files: in a git work tree, the index's files and the untracked files that are not ignored
+(``git ls-files``); elsewhere, a walk of the tree. Either way the ignore patterns
+(:data:`~donegate.workspace.patterns.DEFAULT_IGNORES` plus the caller's) are left out.
+
+Digests are git blob ids (``sha1`` or ``sha256`` of ``blob <size>\\0<content>``), so a snapshot
+compares directly with ``HEAD``'s tree and git's object database doubles as a store of old
+contents. A symlink's digest is that of its target text, as in git.
+
+Speed: a file whose ``(size, mtime_ns, ctime_ns, inode)`` equals the previous snapshot's is not
+read again. The times serve only as a cache key for hashing, never as the time of a write; the
+ctime is part of the key because a process cannot set it, so an agent that restores an old mtime
+with ``os.utime`` still gets its file read. A file changed too close to the previous snapshot to
+tell by its timestamps (git's "racily clean" case) is read again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from donegate.errors import InvalidInput
+from donegate.workspace import _git
+from donegate.workspace.patterns import DEFAULT_IGNORES, PathFilter
+
+Origin = Literal["git", "walk", "head", "empty"]
+Clock = Callable[[], datetime]
+# Called with (digest, content) for freshly read files small enough to keep as old contents.
+Keeper = Callable[[str, bytes], None]
+
+KEEP_LIMIT = 256 * 1024
+FORMAT_VERSION = 1
+_RACY_NS = 2_000_000_000
+_CHUNK = 256
+
+
+def utc_now() -> datetime:
+    """The clock: an aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+def rfc3339(value: datetime) -> str:
+    """``value`` as RFC 3339 in UTC with microseconds and a ``Z``."""
+    return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One file: its digest and the stat fields used as the hashing cache key."""
+
+    digest: str
+    size: int = -1
+    mtime_ns: int = -1
+    ctime_ns: int = -1
+    inode: int = -1
+
+    def same_stat(self, st: os.stat_result) -> bool:
+        """Whether ``st`` carries the same cache key (and so, the same content)."""
+        return (self.size, self.mtime_ns, self.ctime_ns, self.inode) == (
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ctime_ns,
+            st.st_ino,
+        )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The files of a tree at one moment, by ``/``-separated path relative to ``root``.
+
+    ``origin`` says what it describes: a git work tree, a plain walk, ``HEAD``'s tree (a session
+    without a baseline) or nothing at all (a non-git tree without a baseline: every file is new).
+    ``taken_at`` is when donegate finished observing the tree; ``started_ns`` when it began.
+    """
+
+    root: Path
+    taken_at: datetime
+    origin: Origin
+    algorithm: str
+    entries: dict[str, Entry] = field(default_factory=dict)
+    started_ns: int = 0
+
+    @classmethod
+    def take(
+        cls,
+        root: str | Path,
+        previous: Snapshot | None = None,
+        *,
+        ignore: Sequence[str] = (),
+        keep: Keeper | None = None,
+        clock: Clock = utc_now,
+    ) -> Snapshot:
+        """Observe the tree at ``root`` now, reusing ``previous``'s digests where it can.
+
+        ``ignore`` adds patterns to the default ones; ``keep`` receives the contents of freshly
+        read small files that git does not already hold (for classifying later edits).
+        """
+        top = Path(root).resolve()
+        started = time.time_ns()
+        skip = PathFilter((*DEFAULT_IGNORES, *ignore))
+        fmt = _git.object_format(top)
+        found = _git.listing(top, fmt) if fmt else None
+        if found is None:
+            return cls._walked(top, previous, skip, keep, clock, started)
+        paths = [p for p in (*found.tracked, *found.untracked) if not skip.ignored(p)]
+        hasher = _Hasher(top, found.object_format, _reusable(previous, top, found.object_format))
+        entries = hasher.run(sorted(set(paths)), found.tracked, keep)
+        return cls(top, clock(), "git", found.object_format, entries, started)
+
+    @classmethod
+    def _walked(
+        cls,
+        top: Path,
+        previous: Snapshot | None,
+        skip: PathFilter,
+        keep: Keeper | None,
+        clock: Clock,
+        started: int,
+    ) -> Snapshot:
+        hasher = _Hasher(top, "sha1", _reusable(previous, top, "sha1"))
+        entries = hasher.run(sorted(_walk(top, skip)), {}, keep)
+        return cls(top, clock(), "walk", "sha1", entries, started)
+
+    @classmethod
+    def from_head(cls, root: str | Path, *, ignore: Sequence[str] = ()) -> Snapshot:
+        """``HEAD``'s tree under ``root`` as a snapshot; empty when there is no commit yet."""
+        top = Path(root).resolve()
+        fmt = _git.object_format(top)
+        tree = (_git.head_tree(top) or {}) if fmt else {}
+        skip = PathFilter((*DEFAULT_IGNORES, *ignore))
+        entries = {p: Entry(oid) for p, oid in tree.items() if not skip.ignored(p)}
+        return cls(top, utc_now(), "head", fmt or "sha1", entries)
+
+    @classmethod
+    def empty(cls, root: str | Path, algorithm: str = "sha1") -> Snapshot:
+        """A snapshot with no files: the baseline of a non-git tree never observed before."""
+        return cls(Path(root).resolve(), utc_now(), "empty", algorithm, {})
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict; :meth:`from_json` reads it back."""
+        return {
+            "version": FORMAT_VERSION,
+            "root": str(self.root),
+            "taken_at": rfc3339(self.taken_at),
+            "started_ns": self.started_ns,
+            "origin": self.origin,
+            "algorithm": self.algorithm,
+            "entries": {p: _entry_json(e) for p, e in self.entries.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Snapshot:
+        """Read a dict written by :meth:`to_json`; raise ``InvalidInput`` on anything else."""
+        try:
+            if data["version"] != FORMAT_VERSION:
+                raise InvalidInput(f"snapshot format {data['version']!r}, expected 1")
+            entries = {str(p): Entry(*e) for p, e in data["entries"].items()}
+            taken_at = datetime.fromisoformat(data["taken_at"].replace("Z", "+00:00"))
+            return cls(
+                Path(data["root"]),
+                taken_at,
+                data["origin"],
+                data["algorithm"],
+                entries,
+                int(data["started_ns"]),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InvalidInput(f"not a donegate snapshot: {exc}") from None
+
+    def dumps(self) -> str:
+        """The snapshot as compact JSON text."""
+        return json.dumps(self.to_json(), separators=(",", ":"))
+
+
+def _entry_json(entry: Entry) -> list[Any]:
+    return [entry.digest, entry.size, entry.mtime_ns, entry.ctime_ns, entry.inode]
+
+
+def _reusable(previous: Snapshot | None, root: Path, fmt: str) -> dict[str, Entry]:
+    """The previous entries safe to reuse: same tree, same algorithm, not racily clean."""
+    if previous is None or previous.root != root or previous.algorithm != fmt:
+        return {}
+    if previous.origin not in ("git", "walk"):
+        return {}
+    horizon = previous.started_ns - _RACY_NS
+    return {
+        p: e
+        for p, e in previous.entries.items()
+        if e.size >= 0 and max(e.mtime_ns, e.ctime_ns) < horizon
+    }
+
+
+def _walk(root: Path, skip: PathFilter) -> list[str]:
+    """Every file (and symlink) under ``root`` outside ignored directories."""
+    return list(_walk_dir(root, "", skip))
+
+
+def _walk_dir(root: Path, prefix: str, skip: PathFilter) -> Iterator[str]:
+    try:
+        children = list(os.scandir(root / prefix if prefix else root))
+    except OSError:
+        return
+    for child in children:
+        rel = f"{prefix}{child.name}"
+        if child.is_dir(follow_symlinks=False):
+            if not skip.ignored_dir(rel):
+                yield from _walk_dir(root, f"{rel}/", skip)
+        elif not skip.ignored(rel):
+            yield rel
+
+
+class _Hasher:
+    """Stats and digests a list of paths in a thread pool (file reads release the GIL)."""
+
+    def __init__(self, root: Path, fmt: str, cache: dict[str, Entry]) -> None:
+        self.root = root
+        self.fmt = fmt
+        self.cache = cache
+        self.known: dict[str, str] = {}
+        self.keep: Keeper | None = None
+
+    def run(self, paths: list[str], known: dict[str, str], keep: Keeper | None) -> dict[str, Entry]:
+        """Entries for ``paths``; ``keep`` gets contents that ``known`` (the index) lacks."""
+        self.known, self.keep = known, keep
+        chunks = [paths[i : i + _CHUNK] for i in range(0, len(paths), _CHUNK)]
+        entries: dict[str, Entry] = {}
+        if len(chunks) <= 1:
+            for chunk in chunks:
+                entries.update(self._chunk(chunk))
+            return entries
+        from concurrent.futures import ThreadPoolExecutor  # only large trees pay for it
+
+        with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 2) + 2)) as pool:
+            for part in pool.map(self._chunk, chunks):
+                entries.update(part)
+        return entries
+
+    def _chunk(self, paths: list[str]) -> dict[str, Entry]:
+        out: dict[str, Entry] = {}
+        for path in paths:
+            entry = self._entry(path)
+            if entry is not None:
+                out[path] = entry
+        return out
+
+    def _entry(self, path: str) -> Entry | None:
+        full = self.root / path
+        try:
+            st = full.lstat()
+        except FileNotFoundError:
+            return None  # listed by git but gone from the tree: a deletion
+        except OSError:
+            return Entry("unreadable:stat")
+        if stat.S_ISDIR(st.st_mode):
+            return None  # a nested repository or submodule checkout, not a file of this tree
+        cached = self.cache.get(path)
+        if cached is not None and cached.same_stat(st):
+            return cached
+        digest = self._digest(path, full, st)
+        return Entry(digest, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+    def _digest(self, path: str, full: Path, st: os.stat_result) -> str:
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                return blob_id(self.fmt, os.fsencode(os.readlink(full)))
+            content = full.read_bytes()
+        except OSError:
+            # Fail closed: an unreadable file is a write whenever its stat changes.
+            return f"unreadable:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+        digest = blob_id(self.fmt, content)
+        if self.keep is not None and len(content) <= KEEP_LIMIT and self.known.get(path) != digest:
+            self.keep(digest, content)
+        return digest
+
+
+def blob_id(fmt: str, content: bytes) -> str:
+    """The git blob id of ``content`` under object format ``fmt`` (``sha1`` or ``sha256``)."""
+    h = hashlib.new(fmt)
+    h.update(b"blob %d\0" % len(content))
+    h.update(content)
+    return h.hexdigest()

@@ -1,0 +1,174 @@
+"""A session's view of one workspace: its baseline, its last verified snapshot, its journal.
+
+Layout in the state directory (outside the working tree, so the agent cannot edit its record)::
+
+    workspaces/<workspace id>/root               the workspace path, for people
+    workspaces/<workspace id>/latest.json        the newest snapshot: the hashing cache
+    workspaces/<workspace id>/sessions/<session>/baseline.json
+    workspaces/<workspace id>/sessions/<session>/verified.json
+    workspaces/<workspace id>/sessions/<session>/journal.jsonl
+    blobs/<digest[:2]>/<digest[2:]>              old texts, shared by all workspaces
+
+The workspace id is a hash of the resolved path. A session without a baseline (it began before
+donegate was installed, or the host sent no start event) gets one the first time it is asked
+for: ``HEAD``'s tree in a git repository, so that the agent's uncommitted and untracked files
+are all writes; outside git, an empty tree, so that every file counts as a write (nothing
+outside git says what the tree was before). Once pinned, it stays, so a commit made by the agent
+later does not hide its writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from donegate.errors import InvalidInput
+from donegate.workspace._files import write_atomic
+from donegate.workspace.blobs import BlobStore
+from donegate.workspace.classify import ClassifiedWrite, Rules, classify, flags
+from donegate.workspace.journal import Journal
+from donegate.workspace.snapshot import Clock, Snapshot, blob_id, utc_now
+from donegate.workspace.writes import Write, diff
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def workspace_id(root: str | Path) -> str:
+    """A stable id for the workspace at ``root``: a hash of its resolved path."""
+    return hashlib.blake2b(str(Path(root).resolve()).encode(), digest_size=12).hexdigest()
+
+
+def _session_dir_name(session_id: str) -> str:
+    if _SAFE_ID.fullmatch(session_id):
+        return session_id
+    return "h-" + hashlib.blake2b(session_id.encode(), digest_size=12).hexdigest()
+
+
+class WorkspaceState:
+    """Snapshots and writes of the workspace at ``root`` for one session of one agent."""
+
+    def __init__(
+        self,
+        state_dir: str | Path,
+        root: str | Path,
+        session_id: str,
+        *,
+        ignore: Sequence[str] = (),
+        clock: Clock = utc_now,
+    ) -> None:
+        self.state_dir = Path(state_dir).resolve()
+        self.root = Path(root).resolve()
+        self.session_id = session_id
+        self.clock = clock
+        self.ignore = (*ignore, *_inside(self.state_dir, self.root))
+        self._dir = self.state_dir / "workspaces" / workspace_id(self.root)
+        self._session = self._dir / "sessions" / _session_dir_name(session_id)
+        self.blobs = BlobStore(self.state_dir / "blobs", self.root)
+        self.journal = Journal(self._session / "journal.jsonl")
+
+    def snapshot(self) -> Snapshot:
+        """Observe the tree now, reusing the newest snapshot's digests, and cache the result."""
+        latest = self._load(self._dir / "latest.json")
+        snap = Snapshot.take(
+            self.root, latest, ignore=self.ignore, keep=self.blobs.keep, clock=self.clock
+        )
+        self._save(self._dir / "latest.json", snap)
+        if not (self._dir / "root").exists():
+            write_atomic(self._dir / "root", str(self.root).encode())
+        return snap
+
+    def take_baseline(self) -> Snapshot:
+        """Observe the tree now and make it this session's baseline."""
+        snap = self.snapshot()
+        self._save(self._session / "baseline.json", snap)
+        return snap
+
+    def baseline(self) -> Snapshot:
+        """This session's baseline; pins ``HEAD`` (or an empty tree) if it has none yet."""
+        stored = self._load(self._session / "baseline.json")
+        if stored is not None:
+            return stored
+        pinned = Snapshot.from_head(self.root, ignore=self.ignore)
+        if not pinned.entries and not _has_head(self.root):
+            pinned = Snapshot.empty(self.root, pinned.algorithm)
+        self._save(self._session / "baseline.json", pinned)
+        return pinned
+
+    def verified(self) -> Snapshot | None:
+        """The last snapshot marked verified in this session, if any."""
+        return self._load(self._session / "verified.json")
+
+    def mark_verified(self, snapshot: Snapshot) -> None:
+        """Record ``snapshot`` as verified: later, only writes since it need verifying."""
+        self._save(self._session / "verified.json", snapshot)
+
+    def reference(self) -> Snapshot:
+        """What writes are counted from: the last verified snapshot, else the baseline."""
+        return self.verified() or self.baseline()
+
+    def writes_since_verified(self, current: Snapshot | None = None) -> list[Write]:
+        """The writes from :meth:`reference` to ``current`` (default: a snapshot taken now)."""
+        return diff(self.reference(), current or self.snapshot())
+
+    def classified_since_verified(
+        self, rules: Rules | None = None, current: Snapshot | None = None
+    ) -> list[ClassifiedWrite]:
+        """:meth:`writes_since_verified`, each with its kind and flags."""
+        current = current or self.snapshot()
+        return self.classify_writes(self.writes_since_verified(current), current, rules)
+
+    def classify_writes(
+        self, writes: Sequence[Write], current: Snapshot, rules: Rules | None = None
+    ) -> list[ClassifiedWrite]:
+        """Classify ``writes`` (observed in ``current``) with old texts from the blob store."""
+        rules = rules or Rules()
+        out: list[ClassifiedWrite] = []
+        for write in writes:
+            old = self.blobs.text(write.old_digest) if write.change == "modified" else None
+            new = self._current_text(write, current) if old is not None else None
+            kind = classify(write, old, new, rules)
+            out.append(ClassifiedWrite(write, kind, flags(write)))
+        return out
+
+    def _current_text(self, write: Write, current: Snapshot) -> str | None:
+        """The file's text now, only if it is still the content the snapshot saw."""
+        try:
+            content = (self.root / write.path).read_bytes()
+        except OSError:
+            return None
+        if blob_id(current.algorithm, content) != write.new_digest:
+            return None  # changed again since the snapshot: not provably cosmetic
+        try:
+            return content.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def _load(self, path: Path) -> Snapshot | None:
+        try:
+            data = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise InvalidInput(f"cannot read workspace state {path}: {exc}") from None
+        return Snapshot.from_json(data)
+
+    def _save(self, path: Path, snapshot: Snapshot) -> None:
+        write_atomic(path, snapshot.dumps().encode())
+
+
+def _inside(state_dir: Path, root: Path) -> tuple[str, ...]:
+    """An ignore pattern for the state directory when it lies inside the workspace."""
+    try:
+        rel = state_dir.relative_to(root)
+    except ValueError:
+        return ()
+    return (f"/{rel.as_posix()}/",) if rel.parts else ()
+
+
+def _has_head(root: Path) -> bool:
+    from donegate.workspace import _git
+
+    return _git.run(root, "rev-parse", "--verify", "--quiet", "HEAD") is not None
