@@ -1,0 +1,252 @@
+"""The gate: facts -> observation -> stages (the ladder first) -> budget -> recorded decision."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from donegate.errors import InvalidInput
+from donegate.gate import _check, budget, feedback, ladder
+from donegate.gate.budget import Outcome, Resolution, VetoCounts
+from donegate.gate.facts import (
+    CompletionFacts,
+    WriteCounts,
+    combine,
+    count_writes,
+    parse_facts,
+    parse_verify,
+)
+from donegate.gate.ladder import Observation, Observed, Ruling, Step
+from donegate.gate.options import GateOptions
+from donegate.gate.store import GateStore
+
+Stage = Callable[[Observation, Ruling], Ruling]
+"""A decision stage after the ladder (a judge, later): it sees the observation and the ruling so
+far, and returns the ruling to go on with. The budget applies to the last stage's ruling."""
+
+FactsInput = CompletionFacts | Mapping[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class GateContext:
+    """What the ``facts`` callback is given about the stop it is asked about."""
+
+    session_id: str
+    task: str | None = None
+    stop_reason: str | None = None
+    text: str | None = None
+    messages: Sequence[Any] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """The verifier reading behind a decision; ``not_run`` never reads as a pass."""
+
+    oracle_expected: bool
+    command: str | None
+    observed: Observed
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "oracle_expected": self.oracle_expected,
+            "command": self.command,
+            "observed": self.observed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One gate decision: allow (``confirm``) or veto, why, and what the agent is told.
+
+    ``message`` is the feedback on a veto (None on an allow). ``converted_from`` names the veto a
+    budget turned into this allow. ``counts`` are the session's veto counts after this decision;
+    ``outcome`` is set on an allow (``verified`` only for a green verifier). ``trace`` lists the
+    rules tried, in order, and which one fired.
+    """
+
+    session_id: str
+    confirm: bool
+    reason: str
+    message: str | None
+    strict: bool
+    converted_from: str | None
+    escalation_recommended: bool
+    escalation_target: str | None
+    verification: Verification
+    facts_available: bool
+    outcome: Outcome | None
+    counts: VetoCounts
+    source: str
+    trace: tuple[Step, ...]
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The decision object of ``donegate gate decide --json``."""
+        data = self._core()
+        data["message"] = self.message
+        data["counts"] = self.counts.to_json_dict()
+        data["trace"] = [{"rule": s.rule, "reason": s.reason, "fired": s.fired} for s in self.trace]
+        return data
+
+    def event(self, at: datetime) -> dict[str, Any]:
+        """The ``judge_decision`` event recorded for this decision."""
+        head = {"type": "judge_decision", "trigger": "verify_completion", "source": self.source}
+        return {**head, "at": at.isoformat(), **self._core()}
+
+    def _core(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "session_id": self.session_id,
+            "confirm": self.confirm,
+            "reason": self.reason,
+            "strict": self.strict,
+            "converted_from": self.converted_from,
+            "escalation_recommended": self.escalation_recommended,
+        }
+        if self.escalation_target is not None:
+            data["escalation_target"] = self.escalation_target
+        data["verification"] = self.verification.to_json_dict()
+        data["facts_available"] = self.facts_available
+        data["outcome"] = self.outcome
+        return data
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Gate:
+    """A completion gate: decide, for a session, whether an agent may stop.
+
+    ``Gate(options, state_dir=...)`` keeps per-session state in ``state_dir`` (else
+    ``$DONEGATE_STATE_DIR``, else the user's state directory); pass ``store`` to share one.
+    """
+
+    def __init__(
+        self,
+        options: GateOptions | None = None,
+        *,
+        state_dir: str | Path | None = None,
+        store: GateStore | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self.options = options or GateOptions()
+        self.store = store or GateStore.in_state_dir(state_dir)
+        self._clock = clock
+        # The ladder always runs first; stages added here run after it, in order.
+        self._stages: tuple[Stage, ...] = ()
+
+    def decide(
+        self, session_id: str, facts: FactsInput = None, *, context: GateContext | None = None
+    ) -> Decision:
+        """Decide one stop of ``session_id`` and record it.
+
+        ``facts`` (a :class:`CompletionFacts` or plain data) are used when given; otherwise the
+        ``facts`` callback is asked with ``context``. With no facts and no ``verify_command`` the
+        gate abstains: allow, ``facts_unavailable``, verification ``not_run``.
+        """
+        _check_session(session_id)
+        observation = self.observe(session_id, facts, context)
+        ruling = ladder.decide(observation)
+        for stage in self._stages:
+            ruling = stage(observation, ruling)
+        with self.store.session(session_id) as tx:
+            resolution = budget.resolve(
+                ruling,
+                tx.counts(),
+                max_vetoes=self.options.max_vetoes,
+                max_strict=self.options.max_strict_vetoes,
+            )
+            tx.save(resolution.counts, resolution.outcome)
+            decision = self._decision(session_id, observation, ruling, resolution)
+            tx.append(decision.event(self._clock()))
+        return decision if decision.confirm else self._deliver(decision, ruling, observation)
+
+    def observe(
+        self, session_id: str, facts: FactsInput = None, context: GateContext | None = None
+    ) -> Observation:
+        """Normalise the facts (asking the callbacks as needed) into what the ladder reads."""
+        options = self.options
+        if facts is None and options.facts is not None:
+            facts = options.facts(context or GateContext(session_id))
+        if facts is None and options.verify_command is None:
+            return Observation(False, WriteCounts(False), False, False, None)
+        parsed = CompletionFacts() if facts is None else parse_facts(facts)
+        results = parsed.verify
+        if results is None and options.verify_command is not None:
+            results = parse_verify(options.verify_command(), "verify_command()")
+        return Observation(
+            facts_available=True,
+            writes=count_writes(parsed, options.classify_write),
+            requires_write=_requires_write(options, parsed),
+            oracle_expected=options.verify_command is not None or parsed.verify is not None,
+            reading=combine(results),
+            streak=parsed.consecutive_failed_after_write,
+            converging=parsed.verification_failures_converging,
+            escalation_threshold=options.escalation_threshold,
+        )
+
+    def _decision(
+        self, session_id: str, obs: Observation, ruling: Ruling, res: Resolution
+    ) -> Decision:
+        trace = ruling.trace
+        if res.converted_from is not None:
+            trace += (Step("budget", res.reason, True),)
+        target = self.options.escalation_target if ruling.escalate else None
+        reading = obs.reading
+        return Decision(
+            session_id=session_id,
+            confirm=res.confirm,
+            reason=res.reason,
+            message=None,
+            strict=ruling.strict and not res.confirm,
+            converted_from=res.converted_from,
+            escalation_recommended=ruling.escalate,
+            escalation_target=target,
+            verification=Verification(
+                obs.oracle_expected, reading.command if reading else None, obs.observed
+            ),
+            facts_available=obs.facts_available,
+            outcome=res.outcome,
+            counts=res.counts,
+            source=ruling.source,
+            trace=trace,
+        )
+
+    def _deliver(self, decision: Decision, ruling: Ruling, obs: Observation) -> Decision:
+        """Render the veto's feedback, then let the host's decorator adjust it."""
+        assert ruling.feedback_key is not None
+        attempts = (
+            obs.streak if obs.streak is not None else decision.counts.by_reason[ruling.reason]
+        )
+        template = feedback.template_for(ruling.feedback_key, self.options.feedback_templates)
+        findings = obs.reading.findings if obs.reading else None
+        message = feedback.render(template, findings=findings, attempts=attempts)
+        decision = replace(decision, message=message)
+        decorate = self.options.feedback_decorator
+        if decorate is None:
+            return decision
+        decorated = decorate(decision.reason, message, decision)
+        if not isinstance(decorated, str):
+            raise InvalidInput(
+                f"returned {_check.type_name(decorated)}, expected a string", "feedback_decorator"
+            )
+        return replace(decision, message=decorated)
+
+
+def _requires_write(options: GateOptions, facts: CompletionFacts) -> bool:
+    """The option wins over the per-task fact, which wins over ``require_source_write``."""
+    if options.requires_write is not None:
+        return options.requires_write
+    if facts.requires_write is not None:
+        return facts.requires_write
+    return options.require_source_write
+
+
+def _check_session(session_id: object) -> None:
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise InvalidInput(
+            f"got {_check.type_name(session_id)} {session_id!r}, expected a non-blank session id",
+            "session_id",
+        )

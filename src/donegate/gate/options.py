@@ -1,0 +1,129 @@
+"""Gate options: host callbacks and plain-data policy knobs, validated when the gate is built.
+
+Differences from Harn, on purpose: ``max_strict_vetoes`` caps strict vetoes since the session's
+last allow; the soft budget (``max_vetoes``) counts soft vetoes only; ``classify_write`` without a
+``facts`` callback is accepted, because facts may also be passed to ``Gate.decide`` directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from donegate.errors import InvalidInput
+from donegate.gate import _check
+from donegate.gate.facts import ClassifyWrite, CompletionFacts, VerifyResult
+from donegate.gate.feedback import FEEDBACK_KEYS
+
+if TYPE_CHECKING:
+    from donegate.gate.core import Decision, GateContext
+
+FactsCallback = Callable[["GateContext"], "CompletionFacts | Mapping[str, Any] | None"]
+"""``facts(ctx) -> CompletionFacts`` (or plain data, or None when the host has none)."""
+
+VerifyCommand = Callable[[], "VerifyResult | Mapping[str, Any] | list[Any] | None"]
+"""``verify_command() -> result(s)``: runs the verifier when the facts carry no ``verify``."""
+
+FeedbackDecorator = Callable[[str, str, "Decision"], str]
+"""``feedback_decorator(reason, feedback, decision) -> str``: runs on a delivered veto only."""
+
+DEFAULT_MAX_VETOES = 3
+DEFAULT_MAX_STRICT_VETOES = 5
+DEFAULT_ESCALATION_THRESHOLD = 3
+
+
+@dataclass(frozen=True, slots=True)
+class GateOptions:
+    """How a gate decides. Every field is optional; bad values raise ``InvalidInput`` here.
+
+    ``max_vetoes``: soft vetoes per session before the next one converts to an allow
+    (``veto_budget_exhausted``); 0 disables. ``max_strict_vetoes``: strict vetoes since the
+    session's last allow before the next one converts (``strict_veto_cap_reached``); 0 disables.
+    ``requires_write`` overrides the facts' own ``requires_write``, which overrides
+    ``require_source_write``.
+    """
+
+    facts: FactsCallback | None = None
+    classify_write: ClassifyWrite | None = None
+    verify_command: VerifyCommand | None = None
+    feedback_decorator: FeedbackDecorator | None = None
+    require_source_write: bool = True
+    requires_write: bool | None = None
+    max_vetoes: int = DEFAULT_MAX_VETOES
+    max_strict_vetoes: int = DEFAULT_MAX_STRICT_VETOES
+    escalation_threshold: int = DEFAULT_ESCALATION_THRESHOLD
+    escalation_target: str | None = None
+    feedback_templates: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("facts", "classify_write", "verify_command", "feedback_decorator"):
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                raise InvalidInput(f"got {_check.type_name(value)}, expected a callable", name)
+        _check.boolean(self.require_source_write, "require_source_write")
+        _check.optional_boolean(self.requires_write, "requires_write")
+        _check.count(self.max_vetoes, "max_vetoes")
+        _check.count(self.max_strict_vetoes, "max_strict_vetoes")
+        _check.count(self.escalation_threshold, "escalation_threshold", minimum=1)
+        _check_target(self.escalation_target)
+        _check_templates(self.feedback_templates)
+        # Freeze a copy so a caller mutating its dict cannot change a built gate.
+        object.__setattr__(
+            self, "feedback_templates", MappingProxyType(dict(self.feedback_templates))
+        )
+
+    @property
+    def degraded(self) -> bool:
+        """No facts callback and no verifier: the gate can only abstain (``facts_unavailable``)."""
+        return self.facts is None and self.verify_command is None
+
+
+def _check_target(target: object) -> None:
+    if target is None:
+        return
+    if not isinstance(target, str):
+        raise InvalidInput(
+            f"got {_check.type_name(target)}, expected a string", "escalation_target"
+        )
+    if not target.strip():
+        raise InvalidInput(
+            "got a blank string, expected a routing channel name", "escalation_target"
+        )
+
+
+def _check_templates(templates: object) -> None:
+    if not isinstance(templates, Mapping):
+        raise InvalidInput(
+            f"got {_check.type_name(templates)}, expected an object", "feedback_templates"
+        )
+    for key, text in templates.items():
+        path = f"feedback_templates.{key}"
+        if key not in FEEDBACK_KEYS:
+            raise InvalidInput(
+                f"unknown template key; expected one of {', '.join(sorted(FEEDBACK_KEYS))}", path
+            )
+        if not isinstance(text, str):
+            raise InvalidInput(f"got {_check.type_name(text)}, expected a string", path)
+
+
+PLAIN_KEYS = frozenset(
+    {
+        "require_source_write",
+        "requires_write",
+        "max_vetoes",
+        "max_strict_vetoes",
+        "escalation_threshold",
+        "escalation_target",
+        "feedback_templates",
+    }
+)
+"""The options a host may give as plain data (the CLI's ``options`` object); no callbacks."""
+
+
+def parse_options(data: object, path: str = "options", **callbacks: Any) -> GateOptions:
+    """Plain data -> :class:`GateOptions`, with any ``callbacks`` (``facts=...``) added."""
+    raw = _check.mapping({} if data is None else data, path, PLAIN_KEYS)
+    with _check.within(path):
+        return GateOptions(**raw, **callbacks)

@@ -1,0 +1,226 @@
+"""Per-session gate state in SQLite, in the state directory (never the agent's working tree).
+
+Hosts run hooks in parallel, so every decision is one ``BEGIN IMMEDIATE`` transaction (read the
+counts, write the counts, append the event) under a busy timeout: concurrent processes queue for
+the write lock instead of racing a read-modify-write. A state file that cannot be read is a
+:class:`StateError`, never "no vetoes yet".
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from donegate import statedir
+from donegate.errors import InternalError
+from donegate.gate.budget import Outcome, VetoCounts
+from donegate.gate.ladder import VETO_REASONS
+
+FILE_NAME = "gate.sqlite3"
+SCHEMA_VERSION = 1
+DEFAULT_BUSY_TIMEOUT_S = 30.0
+
+_SCHEMA = """
+CREATE TABLE gate_sessions (
+    session_id TEXT PRIMARY KEY,
+    by_reason TEXT NOT NULL,
+    soft INTEGER NOT NULL,
+    strict INTEGER NOT NULL,
+    strict_since_allow INTEGER NOT NULL,
+    outcome TEXT
+);
+CREATE TABLE gate_events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    event TEXT NOT NULL
+);
+CREATE INDEX gate_events_by_session ON gate_events (session_id, seq);
+"""
+
+
+class StateError(InternalError):
+    """The gate's state file is unreadable, foreign or locked for too long (exit 5)."""
+
+
+class SessionTx:
+    """One session inside an open write transaction."""
+
+    def __init__(self, db: sqlite3.Connection, session_id: str) -> None:
+        self._db = db
+        self.session_id = session_id
+
+    def counts(self) -> VetoCounts:
+        return _read_counts(self._db, self.session_id)
+
+    def save(self, counts: VetoCounts, outcome: Outcome | None) -> None:
+        """Store the counts; ``outcome`` None keeps the session's previous outcome."""
+        self._db.execute(
+            "INSERT INTO gate_sessions VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO "
+            "UPDATE SET by_reason = excluded.by_reason, soft = excluded.soft, "
+            "strict = excluded.strict, strict_since_allow = excluded.strict_since_allow, "
+            "outcome = coalesce(excluded.outcome, outcome)",
+            (
+                self.session_id,
+                json.dumps(dict(counts.by_reason), sort_keys=True),
+                counts.soft,
+                counts.strict,
+                counts.strict_since_allow,
+                outcome,
+            ),
+        )
+
+    def append(self, event: Mapping[str, Any]) -> int:
+        """Append an event; returns its sequence number in the store."""
+        cursor = self._db.execute(
+            "INSERT INTO gate_events (session_id, event) VALUES (?, ?)",
+            (self.session_id, json.dumps(event, sort_keys=True)),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+
+class GateStore:
+    """The gate's SQLite file. Open it with :meth:`in_state_dir` or a path."""
+
+    def __init__(self, path: str | Path, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+        self.path = Path(path)
+        self._timeout = busy_timeout_s
+        self._db: sqlite3.Connection | None = None
+
+    @classmethod
+    def in_state_dir(cls, state_dir: str | Path | None = None) -> GateStore:
+        """The store in ``state_dir``, else ``$DONEGATE_STATE_DIR``, else the user's state dir."""
+        return cls(statedir.ensure(state_dir) / FILE_NAME)
+
+    @contextmanager
+    def session(self, session_id: str) -> Iterator[SessionTx]:
+        """A write transaction on one session: committed on exit, rolled back on error."""
+        with self._guard():
+            db = self._connect()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield SessionTx(db, session_id)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def counts(self, session_id: str) -> VetoCounts:
+        """The session's veto counts, zero-filled (a session never seen has all zeros)."""
+        with self._guard():
+            return _read_counts(self._connect(), session_id)
+
+    def outcome(self, session_id: str) -> Outcome | None:
+        """The outcome recorded at the session's last allow, if any."""
+        with self._guard():
+            row = (
+                self._connect()
+                .execute("SELECT outcome FROM gate_sessions WHERE session_id = ?", (session_id,))
+                .fetchone()
+            )
+        return None if row is None else row[0]
+
+    def events(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's decision events, oldest first."""
+        with self._guard():
+            rows = self._connect().execute(
+                "SELECT seq, event FROM gate_events WHERE session_id = ? ORDER BY seq",
+                (session_id,),
+            )
+            return [_event(seq, text) for seq, text in rows]
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        # The one place where SQLite's errors become ours: corrupt, foreign, locked, unwritable.
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StateError(f"gate state {self.path}: {exc}") from exc
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
+            try:
+                _migrate(db, self.path)
+            except BaseException:
+                db.close()
+                raise
+            self._db = db
+        return self._db
+
+
+def _migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Create the schema in a new file; refuse a file whose schema is not ours."""
+    if _version(db) == SCHEMA_VERSION:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = _version(db)  # again: another process may have created it meanwhile
+        if version == 0 and _is_empty(db):
+            # One statement at a time: executescript() would commit our transaction first.
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        elif version != SCHEMA_VERSION:
+            raise StateError(
+                f"gate state {path}: schema version {version}, expected {SCHEMA_VERSION} "
+                "(not a donegate gate file, or from another version)"
+            )
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _is_empty(db: sqlite3.Connection) -> bool:
+    return bool(db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0)
+
+
+def _read_counts(db: sqlite3.Connection, session_id: str) -> VetoCounts:
+    row = db.execute(
+        "SELECT by_reason, soft, strict, strict_since_allow FROM gate_sessions "
+        "WHERE session_id = ?",
+        (session_id,),
+    ).fetchone()
+    if row is None:
+        return VetoCounts()
+    by_reason = dict.fromkeys(sorted(VETO_REASONS), 0)
+    stored = _load(row[0])
+    if not isinstance(stored, dict) or not all(_is_count(v) for v in stored.values()):
+        raise StateError(f"session {session_id!r}: veto counts are corrupt: {row[0]!r}")
+    by_reason.update(stored)
+    if not all(_is_count(v) for v in row[1:]):
+        raise StateError(f"session {session_id!r}: veto totals are corrupt: {row[1:]!r}")
+    return VetoCounts(MappingProxyType(by_reason), row[1], row[2], row[3])
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _load(text: object) -> object:
+    try:
+        return json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def _event(seq: int, text: str) -> dict[str, Any]:
+    event = _load(text)
+    if not isinstance(event, dict):
+        raise StateError(f"event {seq} is corrupt: {text!r}")
+    return {"seq": seq, **event}
