@@ -1,0 +1,163 @@
+"""A session's workspace state: baselines, the verified snapshot, the journal."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from donegate.errors import InvalidInput
+from donegate.workspace import WorkspaceState, workspace_id
+from tests.workspace.conftest import APP, git, write
+
+
+def _kinds(state: WorkspaceState) -> list[tuple[str, str]]:
+    return [(c.write.path, c.kind) for c in state.classified_since_verified()]
+
+
+def test_session_without_baseline_counts_from_head(repo: Path, state_dir: Path) -> None:
+    write(repo, "src/app.py", APP.replace("a + b", "a - b"))
+    write(repo, "src/new.py", "x = 1\n")
+    state = WorkspaceState(state_dir, repo, "s1")
+    assert state.baseline().origin == "head"
+    assert _kinds(state) == [("src/app.py", "source"), ("src/new.py", "source")]
+
+
+def test_head_baseline_stays_pinned_when_the_agent_commits(repo: Path, state_dir: Path) -> None:
+    state = WorkspaceState(state_dir, repo, "s1")
+    state.baseline()
+    write(repo, "src/app.py", APP.replace("a + b", "a - b"))
+    git(repo, "commit", "-q", "-am", "hide it")
+    assert [w.path for w in state.writes_since_verified()] == ["src/app.py"]
+
+
+def test_cosmetic_edit_against_head_uses_gits_old_text(repo: Path, state_dir: Path) -> None:
+    write(repo, "src/app.py", APP.replace("return a + b", "return a + b  # sum"))
+    assert _kinds(WorkspaceState(state_dir, repo, "s1")) == [("src/app.py", "cosmetic")]
+
+
+def test_explicit_baseline_counts_only_later_writes(repo: Path, state_dir: Path) -> None:
+    write(repo, "src/before.py", "x = 1\n")
+    state = WorkspaceState(state_dir, repo, "s1")
+    state.take_baseline()
+    write(repo, "src/after.py", "y = 2\n")
+    assert [w.path for w in state.writes_since_verified()] == ["src/after.py"]
+
+
+def test_cosmetic_write_after_verified_does_not_reopen_but_source_does(
+    repo: Path, state_dir: Path
+) -> None:
+    state = WorkspaceState(state_dir, repo, "s1")
+    state.take_baseline()
+    write(repo, "src/app.py", APP.replace("a + b", "b + a"))
+    assert [c.needs_verifying for c in state.classified_since_verified()] == [True]
+    state.mark_verified(state.snapshot())
+    assert state.classified_since_verified() == []
+
+    write(repo, "src/app.py", APP.replace("a + b", "b + a  # commutes"))
+    write(repo, "NOTES.md", "thoughts\n")
+    pending = state.classified_since_verified()
+    assert [(c.write.path, c.kind) for c in pending] == [
+        ("NOTES.md", "doc"),
+        ("src/app.py", "cosmetic"),
+    ]
+    assert not any(c.needs_verifying for c in pending)
+
+    write(repo, "src/app.py", APP.replace("a + b", "b * a"))
+    assert [c.needs_verifying for c in state.classified_since_verified()] == [False, True]
+
+
+def test_cosmetic_edit_of_an_untracked_file_uses_the_blob_store(
+    repo: Path, state_dir: Path
+) -> None:
+    write(repo, "src/fresh.py", "def f():\n    return 1\n")
+    state = WorkspaceState(state_dir, repo, "s1")
+    state.mark_verified(state.snapshot())
+    write(repo, "src/fresh.py", "def f():\n    # one\n    return 1\n")
+    assert _kinds(state) == [("src/fresh.py", "cosmetic")]
+
+
+def test_check_byproducts_do_not_reopen_verification(repo: Path, state_dir: Path) -> None:
+    state = WorkspaceState(state_dir, repo, "s1")
+    state.mark_verified(state.snapshot())
+    write(repo, "src/__pycache__/app.cpython-311.pyc", "bytecode")
+    write(repo, "tests/__pycache__/test_app.cpython-311-pytest-8.pyc", "bytecode")
+    write(repo, ".pytest_cache/v/cache/nodeids", "[]")
+    write(repo, ".coverage", "data")
+    assert state.writes_since_verified() == []
+
+
+def test_a_new_conftest_is_a_flagged_test_write(repo: Path, state_dir: Path) -> None:
+    state = WorkspaceState(state_dir, repo, "s1")
+    state.mark_verified(state.snapshot())
+    write(
+        repo, "tests/conftest.py", "def pytest_collection_modifyitems(items):\n    items.clear()\n"
+    )
+    (classified,) = state.classified_since_verified()
+    assert (classified.kind, classified.flags) == ("test", ("test-hook",))
+
+
+def test_non_git_directory_without_baseline_counts_every_file(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    root = tmp_path / "plain"
+    write(root, "main.py", "print('hi')\n")
+    state = WorkspaceState(state_dir, root, "s1")
+    assert state.baseline().origin == "empty"
+    assert [(w.path, w.change) for w in state.writes_since_verified()] == [("main.py", "added")]
+
+
+def test_non_git_directory_with_baseline(tmp_path: Path, state_dir: Path) -> None:
+    root = tmp_path / "plain"
+    write(root, "main.py", "print('hi')\n")
+    state = WorkspaceState(state_dir, root, "s1")
+    state.take_baseline()
+    write(root, "main.py", "print('hi')  # greet\n")
+    assert _kinds(state) == [("main.py", "cosmetic")]
+
+
+def test_state_dir_inside_the_workspace_is_not_a_write(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    write(root, "main.py", "x = 1\n")
+    state = WorkspaceState(root / "state-here", root, "s1")
+    state.take_baseline()
+    state.mark_verified(state.snapshot())
+    assert state.writes_since_verified() == []
+
+
+def test_sessions_are_separate(repo: Path, state_dir: Path) -> None:
+    first = WorkspaceState(state_dir, repo, "s1")
+    first.take_baseline()
+    write(repo, "src/new.py", "x = 1\n")
+    second = WorkspaceState(state_dir, repo, "../odd id/")
+    second.take_baseline()
+    assert [w.path for w in first.writes_since_verified()] == ["src/new.py"]
+    assert second.writes_since_verified() == []
+    assert workspace_id(repo) == workspace_id(repo / "src" / "..")
+
+
+def test_corrupt_state_file_is_an_error(repo: Path, state_dir: Path) -> None:
+    state = WorkspaceState(state_dir, repo, "s1")
+    state.take_baseline()
+    (baseline,) = state_dir.glob("workspaces/*/sessions/s1/baseline.json")
+    baseline.write_text("{not json")
+    with pytest.raises(InvalidInput, match="cannot read workspace state"):
+        state.baseline()
+
+
+def test_journal_keeps_reported_writes(repo: Path, state_dir: Path) -> None:
+    state = WorkspaceState(state_dir, repo, "s1")
+    early = datetime(2026, 1, 1, tzinfo=UTC)
+    state.journal.record("Edit", path="src/app.py", at=early)
+    state.journal.record("Bash", command="sed -i s/a/b/ src/app.py")
+    with state.journal.path.open("a") as out:
+        out.write("garbage\n")
+    entries = state.journal.entries()
+    assert [(e.tool, e.path, e.command) for e in entries] == [
+        ("Edit", "src/app.py", None),
+        ("Bash", None, "sed -i s/a/b/ src/app.py"),
+    ]
+    assert entries[0].at == early
+    assert state.journal.entries(since=entries[1].at) == [entries[1]]
+    assert not state.journal.path.is_relative_to(repo)
