@@ -20,6 +20,7 @@ from donegate.exitcodes import HELP_TABLE, ExitCode
 COMMANDS: dict[str, str] = {
     "verify": "donegate.cli.verify:verify",
     "schema": "donegate.cli.schema:schema",
+    "gate": "donegate.cli.gate:gate",
 }
 
 

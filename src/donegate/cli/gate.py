@@ -1,0 +1,118 @@
+"""``donegate gate``: the completion gate for any host, in any language.
+
+This module is on the hook's path (a fresh process at every agent stop), so it imports only the
+gate, the standard library and click: no pydantic.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+from donegate.errors import InvalidInput
+from donegate.exitcodes import ExitCode
+from donegate.gate import Decision, Gate, GateStore, parse_options
+from donegate.gate._check import mapping
+
+GATE_EXIT_CODES = (
+    "Exit codes: 0 allow, 1 veto, 2 usage error (e.g. no --session), 4 invalid input, "
+    "5 internal error (e.g. an unreadable state file; no decision was made)."
+)
+_REQUEST_KEYS = frozenset({"facts", "options"})
+
+
+def _session(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not value.strip():
+        raise click.BadParameter("expected a non-blank session id")
+    return value
+
+
+_SESSION = click.option(
+    "--session",
+    "session_id",
+    required=True,
+    metavar="ID",
+    callback=_session,
+    help="The agent session; budgets and events are kept per session.",
+)
+_STATE_DIR = click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where gate state lives; default $DONEGATE_STATE_DIR, else ~/.local/state/donegate.",
+)
+
+
+@click.group(epilog=GATE_EXIT_CODES)
+def gate() -> None:
+    """Decide whether an agent may stop, from write and verifier facts (never its words)."""
+
+
+@gate.command(epilog=GATE_EXIT_CODES)
+@_SESSION
+@_STATE_DIR
+@click.option("--json", "as_json", is_flag=True, help="Print the decision object on stdout.")
+def decide(session_id: str, state_dir: Path | None, as_json: bool) -> int:
+    """Decide one stop from {"facts": {...}, "options": {...}} on stdin.
+
+    Without "facts" the gate abstains: it allows with reason facts_unavailable, and the
+    verification reads not_run. On a veto the feedback for the agent is in "message".
+    """
+    request = _read_request(sys.stdin.buffer)
+    options = parse_options(request.get("options"))
+    decision = Gate(options, state_dir=state_dir).decide(session_id, request.get("facts"))
+    if as_json:
+        _print_json(decision.to_json_dict(), indent=2)
+    else:
+        _summarise(decision)
+    return ExitCode.ALLOW if decision.confirm else ExitCode.VETO
+
+
+@gate.command()
+@_SESSION
+@_STATE_DIR
+def events(session_id: str, state_dir: Path | None) -> int:
+    """Print the session's decision events, oldest first, one JSON object a line."""
+    for event in GateStore.in_state_dir(state_dir).events(session_id):
+        _print_json(event)
+    return ExitCode.OK
+
+
+@gate.command()
+@_SESSION
+@_STATE_DIR
+def counts(session_id: str, state_dir: Path | None) -> int:
+    """Print the session's veto counts (by reason, zero-filled, and by class) as JSON."""
+    store = GateStore.in_state_dir(state_dir)
+    data = {"session_id": session_id, **store.counts(session_id).to_json_dict()}
+    data["outcome"] = store.outcome(session_id)
+    _print_json(data, indent=2)
+    return ExitCode.OK
+
+
+def _read_request(stream: IO[bytes]) -> dict[str, Any]:
+    raw = stream.read()
+    try:
+        request = json.loads(raw)
+    except ValueError as exc:
+        raise InvalidInput(f"stdin is not JSON: {exc}") from None
+    return dict(mapping(request, "", _REQUEST_KEYS))
+
+
+def _print_json(data: dict[str, Any], indent: int | None = None) -> None:
+    sys.stdout.write(json.dumps(data, indent=indent, sort_keys=indent is None) + "\n")
+
+
+def _summarise(decision: Decision) -> None:
+    if decision.confirm:
+        converted = (
+            f" (converted from {decision.converted_from})" if decision.converted_from else ""
+        )
+        click.echo(f"allow: {decision.reason}{converted}", err=True)
+        return
+    kind = "strict" if decision.strict else "soft"
+    click.echo(f"veto ({kind}): {decision.reason}", err=True)
+    click.echo(f"  {decision.message}", err=True)
