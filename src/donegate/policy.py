@@ -7,10 +7,11 @@ records which one was applied.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError, WithJsonSchema
 
 from donegate.errors import InvalidInput
 from donegate.wire import WireModel, parse_json, translate
@@ -19,12 +20,27 @@ OnUnverified = Literal["block", "warn", "record"]
 PolicySource = Literal["document", "file", "config", "none"]
 
 
+def _seconds(value: Any) -> int | float:
+    # int or float kept as given (300 stays 300 when written back); bools are not numbers.
+    if type(value) not in (int, float):
+        raise ValueError(f"expected a number of seconds, got {type(value).__name__}")
+    if not math.isfinite(value):
+        raise ValueError("NaN and Infinity are not JSON numbers")
+    if value < 0:
+        raise ValueError(f"must be >= 0, got {value}")
+    seconds: int | float = value
+    return seconds
+
+
+Seconds = Annotated[Any, AfterValidator(_seconds), WithJsonSchema({"type": "number", "minimum": 0})]
+
+
 class Policy(WireModel):
     """The spec's policy object."""
 
     id: str | None = None
     requires: list[str] = Field(default_factory=list)
-    max_age_s: Annotated[int | float, Field(ge=0)] | None = None
+    max_age_s: Seconds | None = None
     on_unverified: OnUnverified = "block"
 
 

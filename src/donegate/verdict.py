@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from donegate.claim import Claim, Evidence, EvidenceFinding, Verdict, VerdictState
+from donegate.claim import Claim, Evidence, Verdict, VerdictState
 from donegate.expectation import Comparison, compare
 from donegate.instant import Instant
 from donegate.policy import AppliedPolicy
@@ -63,8 +63,9 @@ def decide(claim: Claim, options: VerifyOptions) -> Verdict:
     """
     applied = options.policy or _document_policy(claim)
     now = options.now or Instant.now()
+    written_at = {m.id: m.at for m in claim.mutations}
     readings = [
-        _read(claim, i, item, applied, now, options) for i, item in enumerate(claim.evidence)
+        _read(written_at, i, item, applied, now, options) for i, item in enumerate(claim.evidence)
     ]
     matches = [r for r in readings if r.comparison and r.comparison.outcome == "match"]
     unmet = _unmet(claim, applied, matches)
@@ -78,13 +79,16 @@ def decide(claim: Claim, options: VerifyOptions) -> Verdict:
         state, reason = "verified", None
     else:
         state, reason = "unverified", _unverified_reason(claim, readings, unmet)
-    return Verdict(
-        state=state,
-        unmet=unmet,
-        reason=reason,
-        decided_at=now,
-        applied_policy=applied,
-        evidence=[_finding(r) for r in readings],
+    # One validation call for the whole verdict: measurably cheaper than a model per finding.
+    return Verdict.model_validate(
+        {
+            "state": state,
+            "unmet": unmet,
+            "reason": reason,
+            "decided_at": now,
+            "applied_policy": applied,
+            "evidence": [_finding(r) for r in readings],
+        }
     )
 
 
@@ -95,14 +99,14 @@ def _document_policy(claim: Claim) -> AppliedPolicy:
 
 
 def _read(
-    claim: Claim,
+    written_at: dict[str, Instant],
     index: int,
     item: Evidence,
     applied: AppliedPolicy,
     now: Instant,
     options: VerifyOptions,
 ) -> _Reading:
-    why_not = _why_not_counted(claim, item, applied, now, options)
+    why_not = _why_not_counted(written_at, item, applied, now, options)
     if why_not is not None:
         return _Reading(index, item, False, why_not, None)
     comparison = compare(item.check_type, item.expected, item.observed_value)
@@ -110,7 +114,11 @@ def _read(
 
 
 def _why_not_counted(
-    claim: Claim, item: Evidence, applied: AppliedPolicy, now: Instant, options: VerifyOptions
+    written_at: dict[str, Instant],
+    item: Evidence,
+    applied: AppliedPolicy,
+    now: Instant,
+    options: VerifyOptions,
 ) -> str | None:
     """None when the item counts, else the first reason it does not."""
     kind, verifier_id = item.verifier.kind, item.verifier.id
@@ -121,10 +129,10 @@ def _why_not_counted(
     if options.trust is not None and verifier_id not in options.trust:
         return f"verifier {verifier_id!r} is not one the caller trusts (--trust)"
     for mutation_id in item.covers:
-        mutation = claim.mutation(mutation_id)
-        if not item.at > mutation.at:
+        mutation_at = written_at[mutation_id]
+        if not item.at > mutation_at:
             return (
-                f"collected at {item.at}, not after mutation {mutation_id} at {mutation.at} "
+                f"collected at {item.at}, not after mutation {mutation_id} at {mutation_at} "
                 "(rule 2: a check before the write proves nothing about it)"
             )
     age = now.seconds_since(item.at)
@@ -186,7 +194,7 @@ def _unverified_reason(claim: Claim, readings: Sequence[_Reading], unmet: Sequen
     )
 
 
-def _finding(reading: _Reading) -> EvidenceFinding:
+def _finding(reading: _Reading) -> dict[str, object]:
     comparison = reading.comparison
     if comparison is None:
         why = reading.why_not or "does not count"
@@ -196,13 +204,13 @@ def _finding(reading: _Reading) -> EvidenceFinding:
         why = f"counts and contradicts its expectation on {', '.join(comparison.contradicted)}"
     else:
         why = _no_observation_why(reading)
-    return EvidenceFinding(
-        index=reading.index,
-        check_type=reading.item.check_type,
-        counts=reading.counts,
-        outcome=comparison.outcome if comparison else None,
-        why=why,
-    )
+    return {
+        "index": reading.index,
+        "check_type": reading.item.check_type,
+        "counts": reading.counts,
+        "outcome": comparison.outcome if comparison else None,
+        "why": why,
+    }
 
 
 def _no_observation_why(reading: _Reading) -> str:

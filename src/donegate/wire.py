@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from donegate.errors import InvalidInput
 
 MAX_ERRORS_SHOWN = 5
+_UNION_TAGS = frozenset({"int", "float", "str", "bool", "none", "list", "dict"})
 _NON_FINITE = re.compile(rb"(?<![\w\"])-?(NaN|Infinity)(?![\w\"])")
 
 
@@ -36,11 +37,12 @@ def parse_json(data: str | bytes, *, what: str = "document") -> Any:
     try:
         return pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as exc:
-        raise InvalidInput(f"{what} is not valid JSON: {_json_error_text(exc, data)}") from None
+        raise InvalidInput(
+            f"{what} is not valid JSON: {_json_error_text(str(exc), data)}"
+        ) from None
 
 
-def _json_error_text(exc: ValueError, data: str | bytes) -> str:
-    text = str(exc)
+def _json_error_text(text: str, data: str | bytes) -> str:
     if "recursion limit" in text:
         return f"nested too deeply ({text})"
     raw = data.encode() if isinstance(data, str) else data
@@ -60,20 +62,37 @@ def json_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
-def translate(exc: ValidationError, *, prefix: str = "") -> InvalidInput:
+def translate(
+    exc: ValidationError,
+    *,
+    prefix: str = "",
+    what: str = "document",
+    data: str | bytes | None = None,
+) -> InvalidInput:
     """One :class:`InvalidInput` for a pydantic error, naming the first path and listing a few."""
-    lines: list[str] = []
-    first_path = ""
-    for error in exc.errors(include_url=False)[:MAX_ERRORS_SHOWN]:
+    first = exc.errors(include_url=False)[0]
+    if first["type"] == "json_invalid":
+        detail = str(first["msg"]).removeprefix("Invalid JSON: ")
+        return InvalidInput(f"{what} is not valid JSON: {_json_error_text(detail, data or b'')}")
+    if first["type"] == "model_type" and not first["loc"]:
+        return InvalidInput(f"a {what} is a JSON object, got {_short(first.get('input'))}")
+    by_path: dict[str, str] = {}
+    for error in exc.errors(include_url=False):
         ctx = error.get("ctx") or {}
-        path = str(ctx.get("path") or json_path(tuple(error["loc"])))
-        path = _join(prefix, path)
-        first_path = first_path or path
-        lines.append(f"{path or '(document)'}: {_message(error)}")
-    hidden = exc.error_count() - len(lines)
-    if hidden > 0:
-        lines.append(f"... and {hidden} more")
-    return InvalidInput("\n".join(lines), path=first_path)
+        path = _join(prefix, str(ctx.get("path") or json_path(_without_union_tags(error["loc"]))))
+        by_path.setdefault(path, _message(error))
+    lines = [f"{path or '(document)'}: {message}" for path, message in by_path.items()]
+    if len(lines) > MAX_ERRORS_SHOWN:
+        lines = [*lines[:MAX_ERRORS_SHOWN], f"... and {len(lines) - MAX_ERRORS_SHOWN} more"]
+    return InvalidInput("\n".join(lines), path=next(iter(by_path)))
+
+
+def _without_union_tags(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    # pydantic names the branch of a union it tried ("int", "function-after[...]"); a user's
+    # document has no such key, so the path stops before it.
+    while loc and isinstance(loc[-1], str) and (loc[-1] in _UNION_TAGS or "[" in loc[-1]):
+        loc = loc[:-1]
+    return loc
 
 
 def _join(prefix: str, path: str) -> str:
@@ -88,6 +107,8 @@ def _message(error: Any) -> str:
     kind = error["type"]
     if kind == "missing":
         return "required field is missing"
+    if kind == "value_error":
+        return str(error["msg"]).removeprefix("Value error, ")
     if kind == "literal_error" or kind.endswith("_type"):
         return f"{error['msg']}, got {_short(error.get('input'))}"
     return str(error["msg"])
