@@ -1,0 +1,99 @@
+"""Running a command in its own process group, and leaving nothing behind.
+
+The command's output goes to a temporary file rather than a pipe: a grandchild that keeps a pipe
+open (a server a test forgot to stop) would otherwise hold the read forever. After the command
+ends, or on timeout, the whole process group is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+OUTPUT_TAIL_CHARS = 4000
+TERM_GRACE_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """How a command ended.
+
+    ``returncode`` is None when it never started (``error`` says why) or timed out; a negative
+    one is the signal that killed it.
+    """
+
+    returncode: int | None
+    timed_out: bool
+    duration_s: float
+    output_tail: str
+    error: str | None = None
+
+
+def run_group(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: float
+) -> RunResult:
+    """Run ``argv`` (no shell unless argv says so) in a new session; kill the group at the end."""
+    started = time.monotonic()
+    with tempfile.TemporaryFile() as output:
+        try:
+            proc = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return RunResult(None, False, time.monotonic() - started, "", _start_error(exc, argv))
+        returncode, timed_out = _wait(proc, timeout_s)
+        _kill_group(proc.pid)
+        return RunResult(returncode, timed_out, time.monotonic() - started, _tail(output))
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, bool]:
+    try:
+        return proc.wait(timeout=timeout_s), False
+    except subprocess.TimeoutExpired:
+        _signal_group(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=TERM_GRACE_S)
+        except subprocess.TimeoutExpired:
+            _signal_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+        return None, True
+
+
+def _kill_group(pgid: int) -> None:
+    # Whatever the command left running in its group (a daemon, a stuck worker) goes with it.
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _tail(output: IO[bytes]) -> str:
+    output.seek(0, os.SEEK_END)
+    size = output.tell()
+    output.seek(max(0, size - OUTPUT_TAIL_CHARS * 4))
+    text = output.read().decode("utf-8", errors="replace")
+    return text[-OUTPUT_TAIL_CHARS:]
+
+
+def _start_error(exc: OSError, argv: Sequence[str]) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return f"runner not found: {argv[0]!r}"
+    if isinstance(exc, PermissionError):
+        return f"runner not executable: {argv[0]!r}"
+    return f"could not start {argv[0]!r}: {exc.strerror or exc}"

@@ -1,0 +1,149 @@
+"""Collecting independent evidence for a claim, and verifying it: the one-call Python API.
+
+::
+
+    from donegate.collect import collect
+    from donegate.config import load_config
+
+    done = collect(claim, load_config("donegate.toml"))
+    done.verdict.state   # "verified", "unverified" or "refuted"
+
+Every configured check runs (concurrently, after the claim's mutations) and becomes one evidence
+item signed ``donegate/<version>``. A check that could not observe is recorded with verifier kind
+``absent`` and the reason, and keeps the claim from being verified: the team configured it, so a
+verdict without it would be a verdict on less than the team asked for.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from pydantic import JsonValue
+
+from donegate.__about__ import __version__
+from donegate.checks import CheckContext, Observation, globs, lookup
+from donegate.claim import Claim, Evidence, Verdict, Verifier
+from donegate.config import CheckSpec, Config
+from donegate.instant import Instant
+from donegate.verdict import VerifyOptions, verify_claim
+
+VERIFIER_ID = f"donegate/{__version__}"
+
+
+def collect(claim: Claim, config: Config, *, now: Instant | None = None) -> Claim:
+    """``claim`` with one evidence item per configured check appended, and its verdict computed.
+
+    Evidence already in the claim is kept, but only donegate's own and that of verifiers the
+    configuration trusts can count; an item that claims donegate's verifier id without having been
+    collected here is relabelled ``self_attested``.
+    """
+    claim = _relabel_forged(claim)
+    collected = collect_evidence(claim, config)
+    first = len(claim.evidence)
+    with_evidence = claim.model_copy(update={"evidence": [*claim.evidence, *collected]})
+    options = VerifyOptions(
+        policy=config.applied_policy(), now=now, trust=config.trust | {VERIFIER_ID}
+    )
+    verified = verify_claim(with_evidence, options)
+    assert verified.verdict is not None
+    return verified.with_verdict(_every_check_matched(verified.verdict, config, first))
+
+
+def collect_evidence(claim: Claim, config: Config) -> list[Evidence]:
+    """Run every configured check concurrently; one evidence item each, in configuration order."""
+    if not config.checks:
+        return []
+    context = CheckContext(config.base_dir, tuple(claim.mutations), config.redactor)
+    with ThreadPoolExecutor(max_workers=len(config.checks)) as pool:
+        futures = [pool.submit(_observe, spec, claim, config, context) for spec in config.checks]
+        return [future.result() for future in futures]
+
+
+def _observe(spec: CheckSpec, claim: Claim, config: Config, context: CheckContext) -> Evidence:
+    at = Instant.now()  # the observation begins now: rule 2 compares this with the mutations
+    started = time.monotonic()
+    try:
+        observation = lookup(spec.settings.check_type).collect(spec.settings, context)
+    except Exception as exc:  # a crashed check is an absent one, never a pass
+        observation = Observation.absent(f"the check crashed: {type(exc).__name__}: {exc}")
+    elapsed = round(time.monotonic() - started, 3)
+    return _evidence(spec, observation, at, elapsed, claim, config)
+
+
+def _evidence(
+    spec: CheckSpec,
+    observation: Observation,
+    at: Instant,
+    elapsed: float,
+    claim: Claim,
+    config: Config,
+) -> Evidence:
+    settings, redact = spec.settings, config.redactor
+    detail: dict[str, JsonValue] = {"check": spec.label, "elapsed_s": elapsed, **observation.detail}
+    if observation.why_not is not None:
+        detail["why_not_counted"] = observation.why_not
+    if settings.warnings():
+        detail["warnings"] = list(settings.warnings())
+    fields: dict[str, Any] = {
+        "check_type": settings.check_type,
+        "target": redact.text(settings.target or settings.default_target()),
+        "expected": settings.expected,
+        "at": at,
+        "covers": _covers(spec, claim, config),
+        "detail": redact.json(detail),
+    }
+    if observation.observed is None:
+        return Evidence(**fields, verifier=Verifier(id=VERIFIER_ID, kind="absent"))
+    observed = redact.json(observation.observed)
+    verifier = Verifier(id=VERIFIER_ID, kind="independent")
+    return Evidence(**fields, observed_value=observed, verifier=verifier)
+
+
+def _covers(spec: CheckSpec, claim: Claim, config: Config) -> list[str]:
+    patterns = spec.settings.covers
+    base = str(config.base_dir)
+    return [
+        m.id
+        for m in claim.mutations
+        if patterns is None or globs.first_match(patterns, globs.normalise(m.target, base))
+    ]
+
+
+def _relabel_forged(claim: Claim) -> Claim:
+    forged = [i for i, e in enumerate(claim.evidence) if e.verifier.id.startswith("donegate/")]
+    if not forged:
+        return claim
+    evidence = list(claim.evidence)
+    for i in forged:
+        item = evidence[i]
+        evidence[i] = item.model_copy(
+            update={
+                "verifier": Verifier(id=item.verifier.id, kind="self_attested"),
+                "donegate_note": "claims donegate's verifier id but was not collected by this run",
+            }
+        )
+    return claim.model_copy(update={"evidence": evidence})
+
+
+def _every_check_matched(verdict: Verdict, config: Config, first: int) -> Verdict:
+    """Verified only if every configured check observed and matched, not just enough of them."""
+    if verdict.state != "verified":
+        return verdict
+    ours = [f for f in verdict.evidence if f.index >= first]
+    failing = [f for f in ours if f.outcome != "match"]
+    if not failing:
+        return verdict
+    labels = [config.checks[f.index - first].label for f in failing]
+    finding = failing[0]
+    return verdict.model_copy(
+        update={
+            "state": "unverified",
+            "unmet": [*verdict.unmet, *(f"check:{label}" for label in labels)],
+            "reason": (
+                f"Configured check {labels[0]} did not confirm the claim "
+                f"(evidence[{finding.index}]: {finding.why})."
+            ),
+        }
+    )
