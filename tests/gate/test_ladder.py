@@ -204,3 +204,10 @@ def test_cosmetic_only_writes_cannot_claim_done(make_gate: MakeGate) -> None:
     assert decision.reason == "no_source_write"
     assert decision.message is not None
     assert "cosmetic" in decision.message
+
+
+def test_the_public_api_lists_only_names_that_exist() -> None:
+    import donegate.gate
+
+    assert all(hasattr(donegate.gate, name) for name in donegate.gate.__all__)
+    assert {"Gate", "GateOptions", "CompletionFacts", "Decision"} <= set(donegate.gate.__all__)
