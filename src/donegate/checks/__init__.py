@@ -18,6 +18,7 @@ from functools import lru_cache
 from importlib.metadata import entry_points
 
 from donegate.checks.base import AnyCollector, CheckContext, CheckSettings, Observation
+from donegate.checks.endpoint_health import ENDPOINT_HEALTH
 from donegate.checks.test_run import TEST_RUN
 
 __all__ = [
@@ -36,6 +37,7 @@ _log = logging.getLogger(__name__)
 
 BUILTIN: dict[str, AnyCollector] = {
     "test_run": TEST_RUN,
+    "endpoint_health": ENDPOINT_HEALTH,
 }
 
 # check_type -> why its plugin could not be loaded (said when a configuration names it)

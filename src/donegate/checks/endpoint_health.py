@@ -1,0 +1,213 @@
+"""``endpoint_health``: a live request against the deployed thing, polled until it holds.
+
+A deploy takes a moment, so the collector polls with backoff until the expectation holds or
+``wait_s`` runs out, and records the last response it saw and how many attempts it took. No
+response at all is no observation (``absent``), never a pass. TLS is verified, every request has a
+timeout, and redirects are followed only when the configuration says so.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import Field, JsonValue, model_validator
+
+from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
+from donegate.expectation import compare
+
+if TYPE_CHECKING:
+    import httpx
+
+_KEYS = ("status", "body_contains", "json", "headers")
+FIRST_DELAY_S = 0.25
+MAX_DELAY_S = 2.0
+BODY_TAIL_CHARS = 500
+_MISSING = object()
+
+
+class EndpointHealthSettings(CheckSettings):
+    """An ``endpoint_health`` table; ``expected`` may hold status, body_contains, json, headers."""
+
+    url: Annotated[str, Field(pattern=r"^https?://")]
+    method: Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] = "GET"
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout_s: PositiveSeconds = 10.0
+    wait_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    follow_redirects: bool = False
+    ca_file: str | None = None
+
+    @model_validator(mode="after")
+    def _expectation_shape(self) -> EndpointHealthSettings:
+        why = _bad_expectation(self.expected)
+        if why is not None:
+            raise ValueError(why)
+        return self
+
+    def default_target(self) -> str:
+        """The URL (the collector masks its password and any secret in it)."""
+        return self.url
+
+    def warnings(self) -> list[str]:
+        """A status alone is weak evidence: a health endpoint answers 200 whatever was deployed."""
+        if set(self.expected) == {"status"}:
+            return [
+                "expects only a status code, which is weak evidence about this deploy; "
+                "also assert on something that changes with it (a version or build id)"
+            ]
+        return []
+
+
+def _bad_expectation(expected: dict[str, JsonValue]) -> str | None:
+    if not expected:
+        return "expected is required: status, body_contains, json or headers"
+    unknown = sorted(set(expected) - set(_KEYS))
+    if unknown:
+        return f"unknown expected keys {unknown}; allowed: {', '.join(_KEYS)}"
+    status = expected.get("status", 200)
+    if not isinstance(status, int) or isinstance(status, bool):
+        return "expected.status is an integer"
+    if not isinstance(expected.get("body_contains", ""), str):
+        return "expected.body_contains is a string"
+    if not isinstance(expected.get("json", {}), dict):
+        return "expected.json maps dotted paths to values"
+    headers = expected.get("headers", {})
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        return "expected.headers maps header names to strings"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    observed: dict[str, JsonValue] | None
+    info: dict[str, JsonValue]
+    error: str | None = None
+
+
+class EndpointHealth:
+    """The ``endpoint_health`` collector."""
+
+    settings_model = EndpointHealthSettings
+
+    def collect(self, settings: EndpointHealthSettings, context: CheckContext) -> Observation:
+        """Poll until the expectation holds or ``wait_s`` runs out; report the last response."""
+        import httpx
+
+        verify: str | bool = str(context.base_dir / settings.ca_file) if settings.ca_file else True
+        with httpx.Client(
+            timeout=httpx.Timeout(settings.timeout_s),
+            verify=verify,
+            follow_redirects=settings.follow_redirects,
+        ) as client:
+            return _poll(client, settings, context)
+
+
+ENDPOINT_HEALTH = EndpointHealth()
+
+
+def _poll(
+    client: httpx.Client, settings: EndpointHealthSettings, context: CheckContext
+) -> Observation:
+    deadline = time.monotonic() + settings.wait_s
+    delay, attempts = FIRST_DELAY_S, 0
+    seen: _Attempt | None = None
+    last: _Attempt
+    while True:
+        attempts += 1
+        last = _attempt(client, settings)
+        seen = last if last.observed is not None else seen
+        if last.observed is not None and _holds(settings, last.observed):
+            break
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        time.sleep(min(delay, remaining))
+        delay = min(delay * 2, MAX_DELAY_S)
+    return _result(seen, last, attempts, context)
+
+
+def _holds(settings: EndpointHealthSettings, observed: dict[str, JsonValue]) -> bool:
+    return compare("endpoint_health", settings.expected, observed).outcome == "match"
+
+
+def _result(
+    seen: _Attempt | None, last: _Attempt, attempts: int, context: CheckContext
+) -> Observation:
+    redact = context.redactor
+    if seen is None or seen.observed is None:
+        why = f"no response after {attempts} attempt(s): {last.error}"
+        return Observation.absent(redact.text(why), attempts=attempts)
+    detail: dict[str, JsonValue] = {"attempts": attempts, **seen.info}
+    if last.error is not None:
+        detail["last_error"] = last.error
+    return Observation.seen(seen.observed, **redact.json(detail))  # type: ignore[arg-type]
+
+
+def _attempt(client: httpx.Client, settings: EndpointHealthSettings) -> _Attempt:
+    import httpx
+
+    try:
+        response = client.request(settings.method, settings.url, headers=settings.headers)
+    except httpx.TimeoutException as exc:
+        return _Attempt(
+            None, {}, f"timed out after {settings.timeout_s:g} s ({type(exc).__name__})"
+        )
+    except httpx.HTTPError as exc:
+        return _Attempt(None, {}, f"{type(exc).__name__}: {exc}")
+    return _Attempt(_observe(response, settings.expected), _info(response))
+
+
+def _observe(response: httpx.Response, expected: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """Only the keys the expectation names, and only those actually observed."""
+    observed: dict[str, JsonValue] = {"status": response.status_code}
+    wanted = expected.get("body_contains")
+    if isinstance(wanted, str):
+        observed["body_contains"] = wanted in response.text
+    paths = expected.get("json")
+    if isinstance(paths, dict):
+        found = _json_fields(response.text, list(paths))
+        if found is not None:
+            observed["json"] = found
+    names = expected.get("headers")
+    if isinstance(names, dict):
+        observed["headers"] = {n: response.headers[n] for n in names if n in response.headers}
+    return observed
+
+
+def _json_fields(body: str, paths: list[str]) -> dict[str, JsonValue] | None:
+    """The values at ``paths`` in a JSON body; a path not there is left out. None: not JSON."""
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return None
+    found: dict[str, JsonValue] = {}
+    for path in paths:
+        value = _at_path(document, path)
+        if value is not _MISSING:
+            found[path] = value  # type: ignore[assignment]
+    return found
+
+
+def _at_path(document: object, path: str) -> object:
+    node = document
+    for part in path.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
+
+
+def _info(response: httpx.Response) -> dict[str, JsonValue]:
+    info: dict[str, JsonValue] = {
+        "status": response.status_code,
+        "body_tail": response.text[-BODY_TAIL_CHARS:],
+    }
+    if response.is_redirect:
+        info["redirect_to"] = response.headers.get("location", "")
+        info["redirects_followed"] = False
+    return info
