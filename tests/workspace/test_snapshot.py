@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from donegate.workspace import Snapshot, diff
+from donegate.workspace import snapshot as snapshot_module
 from donegate.workspace.snapshot import blob_id
 from tests.workspace.conftest import git, write
 
@@ -69,13 +70,13 @@ def test_warm_snapshot_reuses_unchanged_digests(
     # Pretend the cold snapshot began long after the files were written (not racily clean).
     cold = Snapshot(cold.root, cold.taken_at, cold.origin, cold.algorithm, cold.entries, 2**62)
     read: list[str] = []
-    original = Path.read_bytes
+    original = snapshot_module._read
 
-    def spy(self: Path) -> bytes:
-        read.append(self.name)
-        return original(self)
+    def spy(path: str) -> bytes:
+        read.append(Path(path).name)
+        return original(path)
 
-    monkeypatch.setattr(Path, "read_bytes", spy)
+    monkeypatch.setattr(snapshot_module, "_read", spy)
     write(repo, "src/app.py", "changed = True\n")
     warm = Snapshot.take(repo, previous=cold)
     assert read == ["app.py"]
@@ -105,14 +106,14 @@ def test_restored_mtime_does_not_hide_an_edit_from_the_cache(repo: Path) -> None
 
 def test_unreadable_file_is_a_write(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = Snapshot.take(repo)
-    original = Path.read_bytes
+    original = snapshot_module._read
 
-    def deny(self: Path) -> bytes:
-        if self.name == "app.py":
+    def deny(path: str) -> bytes:
+        if path.endswith("/src/app.py"):
             raise PermissionError(13, "Permission denied")
-        return original(self)
+        return original(path)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(snapshot_module, "_read", deny)
     after = Snapshot.take(repo)
     assert after.entries["src/app.py"].digest.startswith("unreadable:")
     assert [(w.path, w.change) for w in diff(before, after)] == [("src/app.py", "modified")]

@@ -7,11 +7,14 @@ Every call has a timeout; a git failure is reported as ``None`` (not a git repos
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 _TIMEOUT_S = 60.0
+# One index entry of ``git ls-files -z --stage``: mode, blob id, stage, tab, path, NUL.
+_STAGED = re.compile(r"([0-7]+) ([0-9a-f]+) [0-3]\t([^\0]*)\0")
 # git must not prompt, page or read the user's global hooks while we list files.
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 
@@ -41,6 +44,34 @@ def run(root: Path, *args: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def run_both(root: Path, first: tuple[str, ...], second: tuple[str, ...]) -> list[bytes | None]:
+    """Two git commands run concurrently; each one's stdout, or ``None`` where it failed."""
+    try:
+        procs = [_spawn(root, args) for args in (first, second)]
+    except OSError:
+        return [None, None]
+    outs: list[bytes | None] = []
+    for proc in procs:
+        try:
+            out, _ = proc.communicate(timeout=_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            out = None
+        outs.append(out if proc.returncode == 0 else None)
+    return outs
+
+
+def _spawn(root: Path, args: tuple[str, ...]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        ["git", *args],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **_ENV},
+    )
+
+
 def object_format(root: Path) -> str | None:
     """``sha1`` or ``sha256`` when ``root`` is inside a git work tree, else ``None``."""
     out = run(root, "rev-parse", "--is-inside-work-tree", "--show-object-format")
@@ -54,16 +85,19 @@ def object_format(root: Path) -> str | None:
 
 def listing(root: Path, fmt: str) -> Listing | None:
     """The index's entries under ``root`` and the untracked files that are not ignored."""
-    staged = run(root, "ls-files", "-z", "--stage")
-    others = run(root, "ls-files", "-z", "--others", "--exclude-standard")
+    # Two commands rather than one: with --stage, git prints untracked names unmarked, and a
+    # file name could then pass for an index entry. They run side by side.
+    staged, others = run_both(
+        root, ("ls-files", "-z", "--stage"), ("ls-files", "-z", "--others", "--exclude-standard")
+    )
     if staged is None or others is None:
         return None
-    tracked: dict[str, str] = {}
-    for record in _records(staged):
-        meta, path = record.split("\t", 1)
-        mode, oid, _stage = meta.split(" ")
-        if mode != "160000":  # a submodule is a commit, not a file of this tree
-            tracked[path] = oid
+    text = staged.decode("utf-8", "surrogateescape")  # os.fsdecode's mapping, in one call
+    tracked = {
+        path: oid
+        for mode, oid, path in _STAGED.findall(text)
+        if mode != "160000"  # a submodule is a commit, not a file of this tree
+    }
     return Listing(fmt, tracked, _records(others))
 
 
@@ -87,4 +121,4 @@ def blob(root: Path, oid: str) -> bytes | None:
 
 
 def _records(out: bytes) -> list[str]:
-    return [r for r in out.decode("utf-8", "surrogateescape").split("\0") if r]
+    return [os.fsdecode(r) for r in out.split(b"\0") if r]

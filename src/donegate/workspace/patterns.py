@@ -88,18 +88,64 @@ def matches_any(path: str, patterns: Iterable[str]) -> bool:
 
 
 class PathFilter:
-    """A compiled set of ignore patterns, fast enough to run on every path of a large tree."""
+    """A compiled set of ignore patterns, fast enough to run on every path of a large tree.
+
+    Patterns are sorted by shape: unanchored directory patterns are tested against each
+    directory component, unanchored name patterns against the last component (literal names by
+    set lookup), and only anchored patterns against the whole path. One regex over whole paths
+    would backtrack on every ``(?:.*/)?`` prefix.
+    """
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self.patterns = tuple(patterns)
-        joined = "|".join(f"(?:{_compile(p).pattern})" for p in self.patterns)
-        self._regex = re.compile(joined) if joined else None
+        dirs, names, paths = [], [], []
+        for pattern in self.patterns:
+            body = pattern.removesuffix("/")
+            if "/" in body or pattern.startswith("/"):
+                paths.append(pattern)
+            elif pattern.endswith("/"):
+                dirs.append(body)
+            else:
+                names.append(body)
+        self._dirs = _NameSet(dirs)
+        self._names = _NameSet(names)
+        self._paths = [_compile(p) for p in paths]
+        self._parents: dict[str, bool] = {}
 
     def ignored(self, path: str) -> bool:
         """Whether ``path`` (relative, ``/``-separated) is ignored."""
-        return self._regex is not None and self._regex.fullmatch(path) is not None
+        parent, _, name = path.rpartition("/")
+        if (name and self._names.has(name)) or (parent and self._parent_ignored(parent)):
+            return True
+        return any(r.fullmatch(path) for r in self._paths)
+
+    def _parent_ignored(self, parent: str) -> bool:
+        # Trees have far fewer directories than files: decide each directory once.
+        known = self._parents.get(parent)
+        if known is None:
+            known = any(self._dirs.has(d) for d in parent.split("/"))
+            self._parents[parent] = known
+        return known
 
     def ignored_dir(self, path: str) -> bool:
         """Whether the directory ``path`` is ignored, so a walk need not enter it."""
         # Only directory patterns (and ``**`` globs) match a path ending in ``/``.
         return self.ignored(f"{path}/")
+
+
+class _NameSet:
+    """Names and name globs, matched against one path component."""
+
+    def __init__(self, globs: list[str]) -> None:
+        self.literal = frozenset(g for g in globs if not _is_glob(g))
+        wild = [_translate(g) for g in globs if _is_glob(g)]
+        self.regex = re.compile("|".join(wild)) if wild else None
+
+    def has(self, name: str) -> bool:
+        if name in self.literal:
+            return True
+        return self.regex is not None and self.regex.fullmatch(name) is not None
+
+
+def _is_glob(text: str) -> bool:
+    return any(c in text for c in "*?[")

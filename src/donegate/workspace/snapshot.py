@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.workspace import _git
@@ -40,7 +40,7 @@ Keeper = Callable[[str, bytes], None]
 KEEP_LIMIT = 256 * 1024
 FORMAT_VERSION = 1
 _RACY_NS = 2_000_000_000
-_CHUNK = 256
+_LARGE = 256 * 1024
 
 
 def utc_now() -> datetime:
@@ -53,9 +53,12 @@ def rfc3339(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One file: its digest and the stat fields used as the hashing cache key."""
+class Entry(NamedTuple):
+    """One file: its digest and the stat fields used as the hashing cache key.
+
+    A named tuple, not a dataclass: a snapshot holds one per file and loads them by the ten
+    thousand at every agent stop.
+    """
 
     digest: str
     size: int = -1
@@ -65,11 +68,11 @@ class Entry:
 
     def same_stat(self, st: os.stat_result) -> bool:
         """Whether ``st`` carries the same cache key (and so, the same content)."""
-        return (self.size, self.mtime_ns, self.ctime_ns, self.inode) == (
-            st.st_size,
-            st.st_mtime_ns,
-            st.st_ctime_ns,
-            st.st_ino,
+        return (
+            self.size == st.st_size
+            and self.mtime_ns == st.st_mtime_ns
+            and self.ctime_ns == st.st_ctime_ns
+            and self.inode == st.st_ino
         )
 
 
@@ -154,7 +157,7 @@ class Snapshot:
             "started_ns": self.started_ns,
             "origin": self.origin,
             "algorithm": self.algorithm,
-            "entries": {p: _entry_json(e) for p, e in self.entries.items()},
+            "entries": self.entries,  # each entry is a tuple, so a JSON array
         }
 
     @classmethod
@@ -163,7 +166,7 @@ class Snapshot:
         try:
             if data["version"] != FORMAT_VERSION:
                 raise InvalidInput(f"snapshot format {data['version']!r}, expected 1")
-            entries = {str(p): Entry(*e) for p, e in data["entries"].items()}
+            entries = {p: Entry._make(e) for p, e in data["entries"].items()}
             taken_at = datetime.fromisoformat(data["taken_at"].replace("Z", "+00:00"))
             return cls(
                 Path(data["root"]),
@@ -179,10 +182,6 @@ class Snapshot:
     def dumps(self) -> str:
         """The snapshot as compact JSON text."""
         return json.dumps(self.to_json(), separators=(",", ":"))
-
-
-def _entry_json(entry: Entry) -> list[Any]:
-    return [entry.digest, entry.size, entry.mtime_ns, entry.ctime_ns, entry.inode]
 
 
 def _reusable(previous: Snapshot | None, root: Path, fmt: str) -> dict[str, Entry]:
@@ -219,10 +218,14 @@ def _walk_dir(root: Path, prefix: str, skip: PathFilter) -> Iterator[str]:
 
 
 class _Hasher:
-    """Stats and digests a list of paths in a thread pool (file reads release the GIL)."""
+    """Stats a list of paths, then digests the files the cache cannot vouch for.
+
+    Stat calls and small files run in this thread; large files are read and hashed in a thread
+    pool, where both release the GIL.
+    """
 
     def __init__(self, root: Path, fmt: str, cache: dict[str, Entry]) -> None:
-        self.root = root
+        self.prefix = f"{root}{os.sep}"
         self.fmt = fmt
         self.cache = cache
         self.known: dict[str, str] = {}
@@ -231,48 +234,50 @@ class _Hasher:
     def run(self, paths: list[str], known: dict[str, str], keep: Keeper | None) -> dict[str, Entry]:
         """Entries for ``paths``; ``keep`` gets contents that ``known`` (the index) lacks."""
         self.known, self.keep = known, keep
-        chunks = [paths[i : i + _CHUNK] for i in range(0, len(paths), _CHUNK)]
         entries: dict[str, Entry] = {}
-        if len(chunks) <= 1:
-            for chunk in chunks:
-                entries.update(self._chunk(chunk))
-            return entries
-        from concurrent.futures import ThreadPoolExecutor  # only large trees pay for it
-
-        with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 2) + 2)) as pool:
-            for part in pool.map(self._chunk, chunks):
-                entries.update(part)
+        todo: list[tuple[str, os.stat_result]] = []
+        for path in paths:
+            try:
+                st = os.lstat(self.prefix + path)
+            except FileNotFoundError:
+                continue  # listed by git but gone from the tree: a deletion
+            except OSError:
+                entries[path] = Entry("unreadable:stat")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                continue  # a nested repository or submodule checkout, not a file of this tree
+            cached = self.cache.get(path)
+            if cached is not None and cached.same_stat(st):
+                entries[path] = cached
+            else:
+                todo.append((path, st))
+        entries.update(self._hash_all(todo))
         return entries
 
-    def _chunk(self, paths: list[str]) -> dict[str, Entry]:
-        out: dict[str, Entry] = {}
-        for path in paths:
-            entry = self._entry(path)
-            if entry is not None:
-                out[path] = entry
-        return out
+    def _hash_all(self, todo: list[tuple[str, os.stat_result]]) -> list[tuple[str, Entry]]:
+        # Small files hash fastest in this thread: hashlib keeps the GIL below 2 KiB and
+        # threads contending for it are slower than none. Large files go to a pool.
+        small = [item for item in todo if item[1].st_size < _LARGE]
+        large = [item for item in todo if item[1].st_size >= _LARGE]
+        done = [self._entry(item) for item in small]
+        if len(large) < 2:
+            return done + [self._entry(item) for item in large]
+        from concurrent.futures import ThreadPoolExecutor  # only large files pay for it
 
-    def _entry(self, path: str) -> Entry | None:
-        full = self.root / path
-        try:
-            st = full.lstat()
-        except FileNotFoundError:
-            return None  # listed by git but gone from the tree: a deletion
-        except OSError:
-            return Entry("unreadable:stat")
-        if stat.S_ISDIR(st.st_mode):
-            return None  # a nested repository or submodule checkout, not a file of this tree
-        cached = self.cache.get(path)
-        if cached is not None and cached.same_stat(st):
-            return cached
-        digest = self._digest(path, full, st)
-        return Entry(digest, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 2)) as pool:
+            return done + list(pool.map(self._entry, large))
 
-    def _digest(self, path: str, full: Path, st: os.stat_result) -> str:
+    def _entry(self, item: tuple[str, os.stat_result]) -> tuple[str, Entry]:
+        path, st = item
+        digest = self._digest(path, st)
+        return path, Entry(digest, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+    def _digest(self, path: str, st: os.stat_result) -> str:
+        full = self.prefix + path
         try:
             if stat.S_ISLNK(st.st_mode):
                 return blob_id(self.fmt, os.fsencode(os.readlink(full)))
-            content = full.read_bytes()
+            content = _read(full)
         except OSError:
             # Fail closed: an unreadable file is a write whenever its stat changes.
             return f"unreadable:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
@@ -280,6 +285,11 @@ class _Hasher:
         if self.keep is not None and len(content) <= KEEP_LIMIT and self.known.get(path) != digest:
             self.keep(digest, content)
         return digest
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def blob_id(fmt: str, content: bytes) -> str:
