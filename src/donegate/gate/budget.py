@@ -28,7 +28,7 @@ def _zeros() -> Mapping[str, int]:
     return MappingProxyType(dict.fromkeys(sorted(VETO_REASONS), 0))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class VetoCounts:
     """A session's delivered vetoes: by reason (zero-filled), by class, and strict since allow."""
 
@@ -46,7 +46,7 @@ class VetoCounts:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Resolution:
     """The ruling after the budget: what is delivered, and the session's counts afterwards."""
 

@@ -30,7 +30,7 @@ far, and returns the ruling to go on with. The budget applies to the last stage'
 FactsInput = CompletionFacts | Mapping[str, Any] | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class GateContext:
     """What the ``facts`` callback is given about the stop it is asked about."""
 
@@ -41,7 +41,7 @@ class GateContext:
     messages: Sequence[Any] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Verification:
     """The verifier reading behind a decision; ``not_run`` never reads as a pass."""
 
@@ -57,7 +57,7 @@ class Verification:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Decision:
     """One gate decision: allow (``confirm``) or veto, why, and what the agent is told.
 

@@ -21,7 +21,7 @@ ClassifyWrite = Callable[[str, "str | None"], str]
 """``classify_write(path, diff) -> kind``: labels one write (``source``, ``cosmetic``, ...)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class WriteFact:
     """One write the agent made. A missing ``kind`` counts as source (the conservative reading)."""
 
@@ -35,7 +35,7 @@ class WriteFact:
         _check.optional_text(self.kind, "kind")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class VerifyResult:
     """One verifier result. Only ``ok is True`` is green; a result without ``ok`` is red."""
 
@@ -49,7 +49,7 @@ class VerifyResult:
         _check.optional_text(self.command, "command")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class CompletionFacts:
     """The host's facts at one stop.
 
@@ -146,7 +146,7 @@ def _parse_result(data: object, path: str) -> VerifyResult:
 # --- normalisation: what the ladder reads ---------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class WriteCounts:
     """Writes by class. ``known`` is False when the host gave neither counts nor a list."""
 
@@ -156,7 +156,7 @@ class WriteCounts:
     other: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Reading:
     """The combined verifier reading: green only if every result is green."""
 

@@ -25,7 +25,7 @@ STRICT_REASONS = frozenset(
 VETO_REASONS = SOFT_REASONS | STRICT_REASONS
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Observation:
     """Everything the ladder reads, already normalised from the facts and options."""
 
@@ -50,7 +50,7 @@ class Observation:
         return "passed" if self.reading.ok else "failed"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Step:
     """One rung of the ladder as evaluated: its number, its reason, whether it fired."""
 
@@ -59,7 +59,7 @@ class Step:
     fired: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Ruling:
     """A stage's decision before the budget: allow or veto, and why."""
 

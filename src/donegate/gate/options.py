@@ -34,7 +34,7 @@ DEFAULT_MAX_STRICT_VETOES = 5
 DEFAULT_ESCALATION_THRESHOLD = 3
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class GateOptions:
     """How a gate decides. Every field is optional; bad values raise ``InvalidInput`` here.
 
