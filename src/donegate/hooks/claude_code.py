@@ -1,0 +1,88 @@
+"""Claude Code's hook contract (also read by Qwen Code, OpenHands and VS Code agent hooks).
+
+Input: JSON on stdin with ``session_id``, ``cwd``, ``hook_event_name`` and per-event fields.
+Output at ``Stop``/``SubagentStop``: exit 0 and ``{"decision": "block", "reason": ...}`` keeps the
+agent working; ``{"systemMessage": ...}`` shows a note to the person. Exit 2 also blocks, but
+plugin Stop hooks that exit 2 have been seen to halt instead, so donegate always answers in JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from donegate.errors import InvalidInput
+from donegate.hooks.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
+
+NAME = "claude-code"
+
+_KINDS: dict[str, EventKind] = {
+    "SessionStart": "baseline",
+    "UserPromptSubmit": "baseline",
+    "PostToolUse": "tool_use",
+    "PostToolUseFailure": "tool_use",
+    "Stop": "stop",
+    "SubagentStop": "stop",
+}
+# Tools whose input names the file they wrote.
+_FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
+_NOTEBOOK_TOOLS = {"NotebookEdit": "notebook_path"}
+STOP_EVENTS = ("Stop", "SubagentStop")
+EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", *STOP_EVENTS)
+
+
+def parse(payload: Any, *, host: str = NAME, fallback_cwd: Path | None = None) -> HookEvent:
+    """A Claude Code-shaped payload as a :class:`HookEvent`; raise InvalidInput when unusable."""
+    if not isinstance(payload, dict):
+        raise InvalidInput(f"hook payload is a JSON object, got {type(payload).__name__}")
+    name = _text(payload, "hook_event_name") or ("Stop" if "stop_hook_active" in payload else "")
+    session = _text(payload, "session_id")
+    if not session:
+        raise InvalidInput("hook payload has no session_id", path="session_id")
+    cwd = _text(payload, "cwd")
+    return HookEvent(
+        host=host,
+        host_event=name,
+        kind=_KINDS.get(name, "ignored"),
+        session_id=session,
+        cwd=Path(cwd) if cwd else (fallback_cwd or Path.cwd()),
+        continuing=payload.get("stop_hook_active") is True,
+        background_tasks=_count(payload.get("background_tasks")),
+        subagent=_text(payload, "agent_id") if name == "SubagentStop" else None,
+        tool_use=_tool_use(payload, failed=name == "PostToolUseFailure"),
+        last_message=_text(payload, "last_assistant_message"),
+    )
+
+
+def _text(payload: dict[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _count(value: object) -> int:
+    if isinstance(value, list | dict):
+        return len(value)
+    return 1 if value else 0
+
+
+def _tool_use(payload: dict[str, Any], *, failed: bool) -> ToolUse | None:
+    tool = payload.get("tool_name")
+    if not isinstance(tool, str):
+        return None
+    tool_input = payload.get("tool_input")
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
+    key = _FILE_TOOLS.get(tool) or _NOTEBOOK_TOOLS.get(tool)
+    paths = (tool_input[key],) if key and isinstance(tool_input.get(key), str) else ()
+    command = tool_input.get("command") if tool == "Bash" else None
+    return ToolUse(tool, paths, command if isinstance(command, str) else None, failed)
+
+
+def render(answer: HookAnswer, event: HookEvent) -> HostOutput:
+    """The answer in Claude Code's terms: JSON on stdout, exit 0."""
+    body: dict[str, str] = {}
+    if event.kind == "stop" and answer.decision == "block" and answer.reason:
+        body = {"decision": "block", "reason": answer.reason}
+    if answer.notice:
+        body["systemMessage"] = answer.notice
+    return HostOutput(json.dumps(body) if body else "", 0)

@@ -1,0 +1,77 @@
+"""What a host's hook payload means to donegate, and what donegate answers: host-neutral types.
+
+Each host adapter translates its own payload into a :class:`HookEvent` and renders a
+:class:`HookAnswer` back in the host's terms. Nothing here knows any particular host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+EventKind = Literal["baseline", "tool_use", "stop", "ignored"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """A tool call the host reports: which files it says it touched, or the command it ran."""
+
+    tool: str
+    paths: tuple[str, ...] = ()
+    command: str | None = None
+    failed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HookEvent:
+    """One hook call, host-neutral.
+
+    ``continuing`` is true when the agent is already continuing because a stop was blocked
+    (Claude Code's and Codex's ``stop_hook_active``): a continuation, never a reset.
+    """
+
+    host: str
+    host_event: str
+    kind: EventKind
+    session_id: str
+    cwd: Path
+    continuing: bool = False
+    background_tasks: int = 0
+    subagent: str | None = None
+    tool_use: ToolUse | None = None
+    last_message: str | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+Decision = Literal["allow", "block"]
+
+
+@dataclass(frozen=True, slots=True)
+class HookAnswer:
+    """What donegate tells the host: let the agent stop or send it back, and a note for the person.
+
+    ``reason`` becomes the agent's next instruction on a block; ``notice`` is shown to the person.
+    """
+
+    decision: Decision = "allow"
+    reason: str | None = None
+    notice: str | None = None
+
+    @classmethod
+    def allow(cls, notice: str | None = None) -> HookAnswer:
+        return cls("allow", None, notice)
+
+    @classmethod
+    def block(cls, reason: str, notice: str | None = None) -> HookAnswer:
+        if not reason.strip():
+            raise ValueError("a block needs a reason the agent can act on")
+        return cls("block", reason, notice)
+
+
+@dataclass(frozen=True, slots=True)
+class HostOutput:
+    """What the hook process writes and how it exits."""
+
+    stdout: str
+    exit_code: int = 0

@@ -1,0 +1,163 @@
+"""Installing donegate's hooks into a host's settings, and taking exactly them out again.
+
+The installer owns only its own entries: it recognises them by their command, replaces them in
+place when run again (idempotent), keeps every hook and setting the user had, and ``uninstall``
+removes exactly what it added.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from donegate.errors import InvalidInput
+
+# Tools whose calls may write files; the PostToolUse journal listens to these.
+WRITE_TOOLS = "Write|Edit|MultiEdit|NotebookEdit|Bash|apply_patch"
+
+
+@dataclass(frozen=True, slots=True)
+class HostSettings:
+    """Where a host reads its hooks and which events donegate listens to."""
+
+    host: str
+    settings: str
+    events: dict[str, str | None]  # event -> matcher (None: no matcher)
+    stop_events: tuple[str, ...]
+    stop_timeout_s: int = 900
+    other_timeout_s: int = 30
+
+
+HOSTS: dict[str, HostSettings] = {
+    "claude-code": HostSettings(
+        host="claude-code",
+        settings=".claude/settings.json",
+        events={
+            "SessionStart": None,
+            "UserPromptSubmit": None,
+            "PostToolUse": WRITE_TOOLS,
+            "PostToolUseFailure": WRITE_TOOLS,
+            "Stop": None,
+            "SubagentStop": None,
+        },
+        stop_events=("Stop", "SubagentStop"),
+    ),
+    "codex": HostSettings(
+        host="codex",
+        settings=".codex/hooks.json",
+        events={
+            "SessionStart": None,
+            "UserPromptSubmit": None,
+            "PostToolUse": WRITE_TOOLS,
+            "Stop": None,
+        },
+        stop_events=("Stop",),
+    ),
+}
+
+
+def hook_command(host: str) -> str:
+    """The command the host runs: this installation's donegate, by absolute path."""
+    exe = shutil.which("donegate")
+    base = shlex.quote(exe) if exe else f"{shlex.quote(sys.executable)} -m donegate"
+    return f"{base} hook {host}"
+
+
+def is_ours(command: object, host: str) -> bool:
+    """Whether a hook command is one this installer wrote for ``host``."""
+    return isinstance(command, str) and bool(
+        re.search(rf"\bdonegate\b.*\bhook\s+{re.escape(host)}(\s|$)", command)
+    )
+
+
+def install(root: Path, host: str, command: str | None = None) -> Path:
+    """Add (or refresh) donegate's hooks in ``root``'s settings for ``host``; return the file."""
+    spec = HOSTS[host]
+    path = root / spec.settings
+    settings = _read(path)
+    hooks = _without_ours(settings.get("hooks", {}), host, path)
+    cmd = command or hook_command(host)
+    for event, matcher in spec.events.items():
+        timeout = spec.stop_timeout_s if event in spec.stop_events else spec.other_timeout_s
+        group: dict[str, Any] = {"hooks": [{"type": "command", "command": cmd, "timeout": timeout}]}
+        if matcher is not None:
+            group = {"matcher": matcher, **group}
+        hooks.setdefault(event, []).append(group)
+    settings["hooks"] = hooks
+    _write(path, settings)
+    return path
+
+
+def uninstall(root: Path, host: str) -> Path | None:
+    """Remove exactly donegate's hooks for ``host``; return the file, or None if there was none."""
+    path = root / HOSTS[host].settings
+    if not path.exists():
+        return None
+    settings = _read(path)
+    hooks = _without_ours(settings.get("hooks", {}), host, path)
+    if hooks:
+        settings["hooks"] = hooks
+    else:
+        settings.pop("hooks", None)
+    _write(path, settings)
+    return path
+
+
+def installed(root: Path, host: str) -> list[str]:
+    """The events for which donegate's hook is installed in ``root``."""
+    path = root / HOSTS[host].settings
+    hooks = _read(path).get("hooks", {}) if path.exists() else {}
+    return [
+        event
+        for event, groups in hooks.items()
+        if any(is_ours(h.get("command"), host) for g in groups for h in g.get("hooks", []))
+    ]
+
+
+def _without_ours(hooks: object, host: str, path: Path) -> dict[str, list[dict[str, Any]]]:
+    if not isinstance(hooks, dict):
+        raise InvalidInput(f"{path}: 'hooks' is not an object; not touching it", path="hooks")
+    kept: dict[str, list[dict[str, Any]]] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            raise InvalidInput(f"{path}: hooks.{event} is not a list; not touching it")
+        kept_groups = [g for g in (_strip_group(g, host) for g in groups) if g is not None]
+        if kept_groups:
+            kept[event] = kept_groups
+    return kept
+
+
+def _strip_group(group: Any, host: str) -> Any:
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        return group  # not ours to judge: keep it exactly
+    handlers = [
+        h for h in group["hooks"] if not (isinstance(h, dict) and is_ours(h.get("command"), host))
+    ]
+    if not handlers:
+        return None
+    return {**group, "hooks": handlers}
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}; fix or move it, then run again") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path} does not hold a JSON object; not touching it")
+    return data
+
+
+def _write(path: Path, settings: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".donegate-tmp")
+    tmp.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,116 @@
+"""The installer keeps the user's hooks, recognises its own, and takes out exactly those."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from donegate.errors import InvalidInput
+from donegate.hooks.install import HOSTS, install, installed, is_ours, uninstall
+
+CMD = "/opt/venv/bin/donegate hook claude-code"
+USER_SETTINGS: dict[str, Any] = {
+    "permissions": {"allow": ["Bash(npm test)"]},
+    "hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "say done", "timeout": 5}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}],
+    },
+}
+
+
+def settings(root: Path, host: str = "claude-code") -> Any:
+    return json.loads((root / HOSTS[host].settings).read_text())
+
+
+def seed(root: Path) -> None:
+    path = root / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(USER_SETTINGS))
+
+
+def test_install_into_an_empty_repo(tmp_path: Path) -> None:
+    install(tmp_path, "claude-code", CMD)
+    hooks = settings(tmp_path)["hooks"]
+    assert set(hooks) == set(HOSTS["claude-code"].events)
+    stop = hooks["Stop"][0]["hooks"][0]
+    assert stop == {"type": "command", "command": CMD, "timeout": 900}
+    assert hooks["PostToolUse"][0]["matcher"].startswith("Write|Edit")
+
+
+def test_install_keeps_the_users_settings_and_hooks(tmp_path: Path) -> None:
+    seed(tmp_path)
+    install(tmp_path, "claude-code", CMD)
+    data = settings(tmp_path)
+    assert data["permissions"] == USER_SETTINGS["permissions"]
+    assert data["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
+    assert data["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
+    assert len(data["hooks"]["Stop"]) == 2
+
+
+def test_install_is_idempotent(tmp_path: Path) -> None:
+    seed(tmp_path)
+    install(tmp_path, "claude-code", CMD)
+    once = settings(tmp_path)
+    install(tmp_path, "claude-code", CMD)
+    assert settings(tmp_path) == once
+
+
+def test_reinstall_with_a_new_command_replaces_the_old_entry(tmp_path: Path) -> None:
+    install(tmp_path, "claude-code", CMD)
+    install(tmp_path, "claude-code", "python3 -m donegate hook claude-code")
+    commands = [h["command"] for g in settings(tmp_path)["hooks"]["Stop"] for h in g["hooks"]]
+    assert commands == ["python3 -m donegate hook claude-code"]
+
+
+def test_uninstall_removes_exactly_donegates_entries(tmp_path: Path) -> None:
+    seed(tmp_path)
+    install(tmp_path, "claude-code", CMD)
+    uninstall(tmp_path, "claude-code")
+    assert settings(tmp_path) == USER_SETTINGS
+    assert installed(tmp_path, "claude-code") == []
+
+
+def test_uninstall_of_a_fresh_install_leaves_no_hooks_key(tmp_path: Path) -> None:
+    install(tmp_path, "claude-code", CMD)
+    uninstall(tmp_path, "claude-code")
+    assert settings(tmp_path) == {}
+
+
+def test_uninstall_without_settings_is_a_no_op(tmp_path: Path) -> None:
+    assert uninstall(tmp_path, "claude-code") is None
+
+
+def test_hosts_do_not_touch_each_others_entries(tmp_path: Path) -> None:
+    install(tmp_path, "codex", "donegate hook codex")
+    data = settings(tmp_path, "codex")
+    assert set(data) == {"hooks"}  # Codex refuses a hooks.json with other root keys
+    assert installed(tmp_path, "codex") == list(HOSTS["codex"].events)
+    assert installed(tmp_path, "claude-code") == []
+
+
+def test_a_broken_settings_file_is_reported_not_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text("{not json")
+    with pytest.raises(InvalidInput, match="cannot read"):
+        install(tmp_path, "claude-code", CMD)
+    assert path.read_text() == "{not json"
+
+
+@pytest.mark.parametrize(
+    ("command", "ours"),
+    [
+        ("donegate hook claude-code", True),
+        ("/home/u/.venv/bin/donegate hook claude-code", True),
+        ("'/usr/bin/python3' -m donegate hook claude-code", True),
+        ("donegate hook codex", False),
+        ("my-donegate-wrapper.sh", False),
+        ("donegate hook claude-codex", False),
+        (None, False),
+    ],
+)
+def test_recognises_its_own_commands(command: str | None, ours: bool) -> None:
+    assert is_ours(command, "claude-code") is ours
