@@ -124,7 +124,7 @@ def test_codex_continuing_and_null_message() -> None:
 
 
 def test_registry() -> None:
-    assert adapter("claude-code") is claude_code
-    assert adapter("codex") is codex
+    assert adapter("claude-code").NAME == claude_code.NAME == "claude-code"
+    assert adapter("codex").NAME == codex.NAME == "codex"
     with pytest.raises(KeyError, match="known: claude-code, codex"):
         adapter("emacs")
