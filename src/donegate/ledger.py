@@ -1,0 +1,275 @@
+"""The ledger: every stop's receipt (its claim and the gate's decision), in SQLite.
+
+The file is ``receipts.sqlite3`` in the state directory (:mod:`donegate.statedir`), outside the
+agent's working tree. It is opened in WAL mode with a busy timeout, so parallel hook processes
+at one stop each record their receipt; every write is one ``BEGIN IMMEDIATE`` transaction.
+
+A file that is not a ledger (corrupt, foreign, from a newer donegate) is an
+:class:`~donegate.errors.InvalidInput`, never an empty list of receipts.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self
+
+from donegate import statedir
+from donegate.errors import InvalidInput
+
+FILE_NAME = "receipts.sqlite3"
+SCHEMA_VERSION = 1
+DEFAULT_BUSY_TIMEOUT_S = 10.0
+
+Decision = Literal["allow", "veto"]
+_VERDICTS = ("verified", "unverified", "refuted")
+_DECISIONS = ("allow", "veto")
+_SCHEMA = """
+CREATE TABLE receipts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    host TEXT NOT NULL,
+    workspace TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    verdict TEXT NOT NULL CHECK (verdict IN ('verified', 'unverified', 'refuted')),
+    decision TEXT NOT NULL CHECK (decision IN ('allow', 'veto')),
+    reason TEXT,
+    claim_json TEXT NOT NULL,
+    decision_json TEXT NOT NULL
+);
+CREATE INDEX receipts_by_session ON receipts (session_id, id)
+"""
+_COLUMNS = (
+    "id, session_id, host, workspace, created_at, verdict, decision, reason, "
+    "claim_json, decision_json"
+)
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """One recorded stop: who, where, when, the verdict and the gate's decision."""
+
+    id: int
+    session_id: str
+    host: str
+    workspace: str
+    created_at: str
+    verdict: str
+    decision: Decision
+    reason: str | None
+    claim: dict[str, Any]
+    decision_doc: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict with every field."""
+        return {
+            "id": self.id,
+            "session_id": self.session_id,
+            "host": self.host,
+            "workspace": self.workspace,
+            "created_at": self.created_at,
+            "verdict": self.verdict,
+            "decision": self.decision,
+            "reason": self.reason,
+            "claim": self.claim,
+            "decision_doc": self.decision_doc,
+        }
+
+
+class Ledger:
+    """The receipts of one state directory. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(
+        self,
+        state_dir: str | Path | None = None,
+        *,
+        busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+    ) -> None:
+        self.path = statedir.ensure(state_dir) / FILE_NAME
+        self._timeout = busy_timeout_s
+        self._db: sqlite3.Connection | None = None
+
+    def record(
+        self,
+        *,
+        session_id: str,
+        host: str,
+        workspace: str | Path,
+        verdict: str,
+        decision: Decision,
+        reason: str | None,
+        claim: Mapping[str, Any],
+        decision_doc: Mapping[str, Any] | None = None,
+        created_at: datetime | None = None,
+    ) -> int:
+        """Store one receipt and return its id. ``claim`` is the claim document as JSON data."""
+        row = (
+            session_id,
+            host,
+            str(workspace),
+            _rfc3339(created_at or datetime.now(UTC)),
+            _one_of("verdict", verdict, _VERDICTS),
+            _one_of("decision", decision, _DECISIONS),
+            reason,
+            _dumps("claim", claim),
+            _dumps("decision_doc", decision_doc or {}),
+        )
+        with self._transaction() as db:
+            cursor = db.execute(
+                f"INSERT INTO receipts ({_COLUMNS.removeprefix('id, ')}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+            assert cursor.lastrowid is not None
+            return cursor.lastrowid
+
+    def recent(self, limit: int = 20, session: str | None = None) -> list[Receipt]:
+        """The newest receipts first, at most ``limit``, of one session if given."""
+        where, args = ("WHERE session_id = ?", [session]) if session is not None else ("", [])
+        sql = f"SELECT {_COLUMNS} FROM receipts {where} ORDER BY id DESC LIMIT ?"
+        with self._guard():
+            rows = self._connect().execute(sql, (*args, max(limit, 0))).fetchall()
+        return [self._receipt(row) for row in rows]
+
+    def get(self, receipt_id: int) -> Receipt:
+        """The receipt with this id; ``InvalidInput`` if there is none."""
+        with self._guard():
+            row = (
+                self._connect()
+                .execute(f"SELECT {_COLUMNS} FROM receipts WHERE id = ?", (receipt_id,))
+                .fetchone()
+            )
+        if row is None:
+            raise InvalidInput(f"no receipt {receipt_id} in {self.path}")
+        return self._receipt(row)
+
+    def close(self) -> None:
+        """Close the connection (a later call reopens it)."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        # The one place where SQLite's errors become ours.
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise InvalidInput(f"receipt ledger {self.path} is unusable: {exc}") from None
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._guard():
+            db = self._connect()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
+            try:
+                db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
+                db.execute("PRAGMA journal_mode = WAL")
+                _migrate(db, self.path)
+            except BaseException:
+                db.close()
+                raise
+            self._db = db
+        return self._db
+
+    def _receipt(self, row: tuple[Any, ...]) -> Receipt:
+        rid, session_id, host, workspace, created_at, verdict, decision, reason = row[:8]
+        return Receipt(
+            rid,
+            session_id,
+            host,
+            workspace,
+            created_at,
+            verdict,
+            decision,
+            reason,
+            claim=_loads(self.path, rid, row[8]),
+            decision_doc=_loads(self.path, rid, row[9]),
+        )
+
+
+def _migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Create the schema in a new file; refuse a file whose schema is not ours."""
+    if _version(db) == SCHEMA_VERSION:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = _version(db)  # again: another process may have created it meanwhile
+        if version == 0 and _is_empty(db):
+            # One statement at a time: executescript() would commit our transaction first.
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        elif version != SCHEMA_VERSION:
+            raise InvalidInput(
+                f"receipt ledger {path}: schema version {version}, expected {SCHEMA_VERSION} "
+                "(not a donegate ledger, or from another version)"
+            )
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _is_empty(db: sqlite3.Connection) -> bool:
+    return bool(db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0)
+
+
+def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise InvalidInput(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+def _dumps(name: str, value: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{name} is not JSON data: {exc}") from None
+
+
+def _loads(path: Path, receipt_id: int, text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput(f"receipt {receipt_id} in {path} is damaged: {exc}") from None
+    if not isinstance(value, dict):
+        raise InvalidInput(f"receipt {receipt_id} in {path} is damaged: not a JSON object")
+    return value
+
+
+def _rfc3339(value: datetime) -> str:
+    if value.tzinfo is None:
+        raise InvalidInput("created_at must be an aware datetime (an instant), got a naive one")
+    return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
