@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "verify": "donegate.cli.verify:verify",
     "schema": "donegate.cli.schema:schema",
     "gate": "donegate.cli.gate:gate",
+    "receipts": "donegate.cli.receipts:receipts",
 }
 
 

@@ -1,0 +1,77 @@
+"""``donegate receipts``: the receipts of recent stops, and one stop's claim document.
+
+Like every subcommand, the human listing goes to stderr and the payload (``--json``, or the
+claim printed by ``show``) to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from donegate.ledger import Ledger, Receipt
+
+_STATE_DIR = click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where receipts live; default $DONEGATE_STATE_DIR, else ~/.local/state/donegate.",
+)
+_REASON_WIDTH = 70
+
+
+@click.group(invoke_without_command=True)
+@click.option("--session", metavar="ID", help="Only this agent session's receipts.")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the receipts as JSON on stdout.")
+@_STATE_DIR
+@click.pass_context
+def receipts(
+    ctx: click.Context, session: str | None, limit: int, as_json: bool, state_dir: Path | None
+) -> int:
+    """List recent receipts, newest first: session, time, verdict, decision and reason."""
+    ctx.obj = state_dir
+    if ctx.invoked_subcommand is not None:
+        return 0
+    with Ledger(state_dir) as ledger:
+        found = ledger.recent(limit, session=session)
+        if as_json:
+            _print_json([r.to_json() for r in found])
+        else:
+            _print_table(found, ledger.path)
+    return 0
+
+
+@receipts.command()
+@click.argument("receipt_id", type=int, metavar="ID")
+@click.option("--full", is_flag=True, help="The whole receipt (decision included), not the claim.")
+@_STATE_DIR
+@click.pass_obj
+def show(group_state_dir: Path | None, receipt_id: int, full: bool, state_dir: Path | None) -> int:
+    """Print receipt ID's claim document (JSON) on stdout."""
+    with Ledger(state_dir or group_state_dir) as ledger:
+        receipt = ledger.get(receipt_id)
+    _print_json(receipt.to_json() if full else receipt.claim)
+    return 0
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def _print_table(found: list[Receipt], path: Path) -> None:
+    if not found:
+        click.echo(f"no receipts in {path}", err=True)
+        return
+    click.echo(f"{'ID':>5}  {'SESSION':20}  {'TIME':27}  {'VERDICT':10}  DECISION", err=True)
+    for r in found:
+        line = f"{r.id:>5}  {r.session_id[:20]:20}  {r.created_at:27}  {r.verdict:10}  {r.decision}"
+        click.echo(f"{line}: {_short(r.reason)}" if r.reason else line, err=True)
+
+
+def _short(reason: str) -> str:
+    flat = " ".join(reason.split())
+    return flat if len(flat) <= _REASON_WIDTH else flat[: _REASON_WIDTH - 3] + "..."
