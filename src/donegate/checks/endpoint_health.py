@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, JsonValue, model_validator
 
+from donegate.checks._jsonpath import MISSING, at_path
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
 from donegate.expectation import compare
 
@@ -25,7 +26,6 @@ _KEYS = ("status", "body_contains", "json", "headers")
 FIRST_DELAY_S = 0.25
 MAX_DELAY_S = 2.0
 BODY_TAIL_CHARS = 500
-_MISSING = object()
 
 
 class EndpointHealthSettings(CheckSettings):
@@ -184,22 +184,10 @@ def _json_fields(body: str, paths: list[str]) -> dict[str, JsonValue] | None:
         return None
     found: dict[str, JsonValue] = {}
     for path in paths:
-        value = _at_path(document, path)
-        if value is not _MISSING:
+        value = at_path(document, path)
+        if value is not MISSING:
             found[path] = value  # type: ignore[assignment]
     return found
-
-
-def _at_path(document: object, path: str) -> object:
-    node = document
-    for part in path.split("."):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return _MISSING
-    return node
 
 
 def _info(response: httpx.Response) -> dict[str, JsonValue]:
