@@ -19,6 +19,7 @@ from importlib.metadata import entry_points
 
 from donegate.checks.base import AnyCollector, CheckContext, CheckSettings, Observation
 from donegate.checks.endpoint_health import ENDPOINT_HEALTH
+from donegate.checks.state_readback import STATE_READBACK
 from donegate.checks.test_run import TEST_RUN
 
 __all__ = [
@@ -38,6 +39,7 @@ _log = logging.getLogger(__name__)
 BUILTIN: dict[str, AnyCollector] = {
     "test_run": TEST_RUN,
     "endpoint_health": ENDPOINT_HEALTH,
+    "state_readback": STATE_READBACK,
 }
 
 # check_type -> why its plugin could not be loaded (said when a configuration names it)
