@@ -75,7 +75,8 @@ class WorkspaceState:
         snap = Snapshot.take(
             self.root, latest, ignore=self.ignore, keep=self.blobs.keep, clock=self.clock
         )
-        self._save(self._dir / "latest.json", snap)
+        if latest is None or latest.entries != snap.entries:
+            self._save(self._dir / "latest.json", snap)  # unchanged: the cache still holds
         if not (self._dir / "root").exists():
             write_atomic(self._dir / "root", str(self.root).encode())
         return snap
