@@ -161,3 +161,10 @@ def test_journal_keeps_reported_writes(repo: Path, state_dir: Path) -> None:
     assert entries[0].at == early
     assert state.journal.entries(since=entries[1].at) == [entries[1]]
     assert not state.journal.path.is_relative_to(repo)
+
+
+def test_workspace_in_a_subdirectory_of_the_repository(repo: Path, state_dir: Path) -> None:
+    write(repo, "src/app.py", APP.replace("a + b", "a - b"))
+    write(repo, "README.md", "# changed outside the workspace\n")
+    state = WorkspaceState(state_dir, repo / "src", "s1")
+    assert [(w.path, w.change) for w in state.writes_since_verified()] == [("app.py", "modified")]
