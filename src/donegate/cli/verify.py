@@ -12,8 +12,9 @@ import pydantic_core
 
 from donegate.claim import Claim, load_claim, parse_claim
 from donegate.cli.options import INSTANT
+from donegate.enforce import exit_code
 from donegate.errors import InvalidInput
-from donegate.exitcodes import HELP_TABLE, ExitCode, for_state
+from donegate.exitcodes import HELP_TABLE, ExitCode
 from donegate.instant import Instant
 from donegate.policy import AppliedPolicy, load_policy_file
 from donegate.verdict import DEFAULT_MAX_SKEW_S, VerifyOptions, decide, verify_claim
@@ -45,6 +46,7 @@ from donegate.verdict import DEFAULT_MAX_SKEW_S, VerifyOptions, decide, verify_c
     help="Seconds evidence may be dated after the decision time (clock skew).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the claim with its verdict on stdout.")
+@click.option("--enforce", is_flag=True, help="Exit as the applied policy's on_unverified says.")
 def verify(
     claim: str | None,
     jsonl: str | None,
@@ -53,6 +55,7 @@ def verify(
     trust: tuple[str, ...],
     max_skew: float,
     as_json: bool,
+    enforce: bool,
 ) -> int:
     """Verify CLAIM (a file, or - for stdin) and exit with its verdict.
 
@@ -82,7 +85,7 @@ def verify(
     else:
         _summarise(verified)
     assert verified.verdict is not None
-    return for_state(verified.verdict.state)
+    return exit_code(verified.verdict, enabled=enforce)
 
 
 def _applied_policy(policy_file: Path | None) -> AppliedPolicy | None:
