@@ -19,6 +19,7 @@ from donegate.exitcodes import HELP_TABLE, ExitCode
 # name -> "module:attribute" of a click command. Add a subcommand here and in its own module.
 COMMANDS: dict[str, str] = {
     "verify": "donegate.cli.verify:verify",
+    "collect": "donegate.cli.collect:collect",
     "schema": "donegate.cli.schema:schema",
     "gate": "donegate.cli.gate:gate",
     "receipts": "donegate.cli.receipts:receipts",

@@ -1,0 +1,121 @@
+"""``donegate collect``: observe the world as the team's configuration says, then verify."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+import pydantic_core
+
+from donegate.claim import Claim, load_claim, parse_claim
+from donegate.exitcodes import HELP_TABLE
+from donegate.instant import Instant
+
+
+@click.command(epilog=HELP_TABLE)
+@click.argument("claim", required=False, metavar="CLAIM")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("donegate.toml"),
+    show_default=True,
+    help="The team's configuration: checks and policy. Commands and URLs come only from here.",
+)
+@click.option("--task-id", help="Without CLAIM: build one for this task id.")
+@click.option("--claimed-outcome", default="", help="Without CLAIM: what the agent says it did.")
+@click.option(
+    "--mutation",
+    "mutations",
+    multiple=True,
+    metavar="KIND:TARGET",
+    help="Without CLAIM: one change the agent made (repeatable), timed now.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the completed claim on stdout.")
+@click.option("--enforce", is_flag=True, help="Exit as the applied policy's on_unverified says.")
+def collect(
+    claim: str | None,
+    config_path: Path,
+    task_id: str | None,
+    claimed_outcome: str,
+    mutations: tuple[str, ...],
+    as_json: bool,
+    enforce: bool,
+) -> int:
+    """Collect independent evidence for CLAIM (a file, or - for stdin) and verify it.
+
+    Every check in the configuration runs, concurrently, after the claim's mutations; each adds one
+    evidence item signed donegate/<version>. A check that could not observe is recorded as absent
+    and leaves the claim unverified. Without CLAIM, build one from --task-id, --claimed-outcome
+    and --mutation.
+
+    Without --json a summary goes to stderr; with --json the completed claim goes to stdout.
+    """
+    from donegate.collect import collect as collect_claim
+    from donegate.config import load_config
+    from donegate.enforce import exit_code
+
+    document = _claim(claim, task_id, claimed_outcome, mutations)
+    config = load_config(config_path)
+    for warning in config.warnings():
+        click.echo(f"donegate: warning: {warning}", err=True)
+    done = collect_claim(document, config)
+    assert done.verdict is not None
+    if as_json:
+        sys.stdout.buffer.write(pydantic_core.to_json(done.to_json_dict(), indent=2) + b"\n")
+    else:
+        _summarise(done)
+    return exit_code(done.verdict, enabled=enforce)
+
+
+def _claim(
+    path: str | None, task_id: str | None, outcome: str, mutations: tuple[str, ...]
+) -> Claim:
+    if path is not None:
+        if task_id or mutations or outcome:
+            raise click.UsageError("give CLAIM or --task-id/--mutation, not both")
+        return load_claim(path)
+    if not task_id:
+        raise click.UsageError("give CLAIM, or --task-id (with --mutation) to build one")
+    return claim_from_flags(task_id, outcome, mutations, Instant.now())
+
+
+def claim_from_flags(task_id: str, outcome: str, mutations: tuple[str, ...], at: Instant) -> Claim:
+    """A claim for ``task_id`` with one mutation per ``KIND:TARGET``, all timed ``at``."""
+    items = []
+    for i, spec in enumerate(mutations, start=1):
+        kind, sep, target = spec.partition(":")
+        if not sep or not kind or not target:
+            raise click.BadParameter(f"expected KIND:TARGET, got {spec!r}", param_hint="--mutation")
+        items.append({"id": f"m{i}", "kind": kind, "target": target, "at": at.text})
+    return parse_claim(
+        {
+            "spec_version": "0.1",
+            "task": {"id": task_id},
+            "claimed_outcome": outcome,
+            "mutations": items,
+        }
+    )
+
+
+def _summarise(claim: Claim) -> None:
+    verdict = claim.verdict
+    assert verdict is not None
+    echo = _stderr
+    echo(f"{verdict.state}: {claim.task.id}")
+    if verdict.reason:
+        echo(f"  reason: {verdict.reason}")
+    if verdict.unmet:
+        echo(f"  unmet: {', '.join(verdict.unmet)}")
+    for finding in verdict.evidence:
+        item = claim.evidence[finding.index]
+        mark = "counts" if finding.counts else "ignored"
+        echo(f"  evidence[{finding.index}] {item.check_type} {item.target} [{mark}]: {finding.why}")
+        detail = (item.model_extra or {}).get("detail")
+        if isinstance(detail, dict) and detail.get("why_not_counted"):
+            echo(f"    why: {detail['why_not_counted']}")
+
+
+def _stderr(text: str) -> None:
+    click.echo(text, err=True)

@@ -1,0 +1,144 @@
+"""``donegate collect`` and ``verify --enforce`` on the command line: exit codes and output."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from donegate.cli import main
+from donegate.exitcodes import ExitCode
+
+PY = json.dumps(sys.executable)
+
+
+def config(tmp_path: Path, code: str, policy: str = "") -> Path:
+    path = tmp_path / "donegate.toml"
+    path.write_text(
+        textwrap.dedent(
+            f"""
+            {policy}
+            [[checks]]
+            check_type = "test_run"
+            command = [{PY}, "-c", {json.dumps(code)}]
+            """
+        )
+    )
+    return path
+
+
+def flags(path: Path) -> list[str]:
+    return [
+        "collect",
+        "--config",
+        str(path),
+        "--task-id",
+        "t-9",
+        "--mutation",
+        "file_write:src/a.py",
+    ]
+
+
+def test_claim_from_flags_verified_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([*flags(config(tmp_path, "pass")), "--claimed-outcome", "fixed it", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == ExitCode.VERIFIED
+    assert out["task"] == {"id": "t-9"}
+    assert out["claimed_outcome"] == "fixed it"
+    assert out["mutations"][0]["kind"] == "file_write"
+    assert out["mutations"][0]["target"] == "src/a.py"
+    assert out["evidence"][0]["verifier"]["kind"] == "independent"
+    assert out["verdict"]["state"] == "verified"
+
+
+def test_claim_file_refuted_summary_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claim = {
+        "spec_version": "0.1",
+        "task": {"id": "t-1"},
+        "claimed_outcome": "done",
+        "mutations": [
+            {"id": "m1", "kind": "file_write", "target": "a", "at": "2020-01-01T00:00:00Z"}
+        ],
+    }
+    (tmp_path / "claim.json").write_text(json.dumps(claim))
+    path = config(tmp_path, "raise SystemExit(1)")
+    code = main(["collect", str(tmp_path / "claim.json"), "--config", str(path)])
+    captured = capsys.readouterr()
+    assert code == ExitCode.REFUTED
+    assert captured.out == ""
+    assert captured.err.startswith("refuted: t-1")
+
+
+def test_absent_check_is_unverified_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = config(tmp_path, "pass").with_name("donegate.toml")
+    path.write_text(path.read_text().replace(PY, '"donegate-no-such-runner"'))
+    assert main(flags(path)) == ExitCode.UNVERIFIED
+    assert "why: runner not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("mode", "code", "warned"),
+    [
+        ("block", ExitCode.REFUTED, False),
+        ("warn", ExitCode.OK, True),
+        ("record", ExitCode.OK, False),
+    ],
+)
+def test_enforce_on_collect(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str, code: int, warned: bool
+) -> None:
+    path = config(tmp_path, "raise SystemExit(1)", f'[policy]\non_unverified = "{mode}"')
+    assert main([*flags(path), "--json"]) == ExitCode.REFUTED
+    capsys.readouterr()
+    assert main([*flags(path), "--json", "--enforce"]) == code
+    assert ("warning: claim refuted" in capsys.readouterr().err) == warned
+
+
+def test_enforce_on_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    claim = {
+        "spec_version": "0.1",
+        "task": {"id": "t-1"},
+        "claimed_outcome": "done",
+        "policy": {"on_unverified": "warn"},
+    }
+    (tmp_path / "claim.json").write_text(json.dumps(claim))
+    assert main(["verify", str(tmp_path / "claim.json")]) == ExitCode.UNVERIFIED
+    assert main(["verify", str(tmp_path / "claim.json"), "--enforce"]) == ExitCode.OK
+    assert "warning: claim unverified" in capsys.readouterr().err
+
+
+def test_bad_config_is_exit_4_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = config(tmp_path, "pass")
+    path.write_text(path.read_text() + "timeout_s = -5\n")
+    assert main(flags(path)) == ExitCode.INVALID_INPUT
+    assert "checks[0].timeout_s" in capsys.readouterr().err
+
+
+def test_missing_config_is_exit_4(tmp_path: Path) -> None:
+    assert main(flags(tmp_path / "nope.toml")) == ExitCode.INVALID_INPUT
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["collect"],
+        ["collect", "claim.json", "--task-id", "x"],
+        ["collect", "--task-id", "x", "--mutation", "no-colon"],
+    ],
+)
+def test_usage_errors_are_exit_2(tmp_path: Path, argv: list[str]) -> None:
+    assert main([*argv, "--config", str(config(tmp_path, "pass"))]) == ExitCode.USAGE
+
+
+def test_collect_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == ExitCode.OK
+    assert "collect" in capsys.readouterr().out
