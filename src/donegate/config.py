@@ -22,12 +22,13 @@ from pydantic import ConfigDict, ValidationError
 from donegate import checks
 from donegate.checks.base import CheckSettings
 from donegate.errors import InvalidInput
+from donegate.gate.table import GateTable, parse_gate_table
 from donegate.policy import AppliedPolicy, Policy
 from donegate.redact import NO_SECRETS, Redactor
 from donegate.wire import translate
 
 CONFIG_FILE = "donegate.toml"
-_TOP_LEVEL = ("policy", "checks", "trust")
+_TOP_LEVEL = ("policy", "checks", "trust", "gate")
 _VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -61,6 +62,7 @@ class Config:
     checks: tuple[CheckSpec, ...] = ()
     policy: Policy | None = None
     trust: frozenset[str] = frozenset()
+    gate: GateTable = field(default_factory=GateTable)
     base_dir: Path = field(default_factory=Path.cwd)
     redactor: Redactor = NO_SECRETS
     source: str = "<config>"
@@ -113,6 +115,7 @@ def _build(raw: dict[str, Any], base_dir: Path, redactor: Redactor, source: str)
         checks=tuple(_check(i, table) for i, table in enumerate(_list(raw, "checks"))),
         policy=_policy(raw.get("policy")),
         trust=frozenset(_trust(raw.get("trust", []))),
+        gate=parse_gate_table(raw.get("gate")),
         base_dir=base_dir,
         redactor=redactor,
         source=source,
