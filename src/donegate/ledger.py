@@ -28,7 +28,8 @@ SCHEMA_VERSION = 1
 DEFAULT_BUSY_TIMEOUT_S = 10.0
 
 Decision = Literal["allow", "veto"]
-_VERDICTS = ("verified", "unverified", "refuted")
+# "none": the stop made no claim to verify (nothing was written, or the check was skipped).
+_VERDICTS = ("verified", "unverified", "refuted", "none")
 _DECISIONS = ("allow", "veto")
 _SCHEMA = """
 CREATE TABLE receipts (
@@ -37,7 +38,7 @@ CREATE TABLE receipts (
     host TEXT NOT NULL,
     workspace TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    verdict TEXT NOT NULL CHECK (verdict IN ('verified', 'unverified', 'refuted')),
+    verdict TEXT NOT NULL CHECK (verdict IN ('verified', 'unverified', 'refuted', 'none')),
     decision TEXT NOT NULL CHECK (decision IN ('allow', 'veto')),
     reason TEXT,
     claim_json TEXT NOT NULL,
