@@ -23,6 +23,8 @@ COMMANDS: dict[str, str] = {
     "schema": "donegate.cli.schema:schema",
     "gate": "donegate.cli.gate:gate",
     "receipts": "donegate.cli.receipts:receipts",
+    "hook": "donegate.cli.hook:hook",
+    "init": "donegate.cli.init:init",
 }
 
 

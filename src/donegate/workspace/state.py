@@ -87,6 +87,11 @@ class WorkspaceState:
         self._save(self._session / "baseline.json", snap)
         return snap
 
+    def ensure_baseline(self) -> Snapshot:
+        """This session's baseline; the tree as it is now if it has none yet."""
+        stored = self._load(self._session / "baseline.json")
+        return stored if stored is not None else self.take_baseline()
+
     def baseline(self) -> Snapshot:
         """This session's baseline; pins ``HEAD`` (or an empty tree) if it has none yet."""
         stored = self._load(self._session / "baseline.json")

@@ -1,0 +1,402 @@
+"""May the agent stop now? The gate over a workspace, for any host.
+
+At a stop: the writes since the last verified snapshot, classified -> if source was written, a
+claim (one mutation per write) whose evidence donegate collects itself, and its verdict -> the
+gate's facts (writes, the verify reading, the failure streak from the session's receipts) -> the
+ladder decides -> the policy's ``on_unverified`` says what a stop that is not verified does ->
+a receipt in the ledger, whatever happened.
+
+A stop that changed nothing costs a snapshot and a gate decision: the claim models, the
+collectors and their libraries are imported only when there is something to verify.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import subprocess
+import tomllib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from donegate.errors import InvalidInput
+from donegate.gate import Decision, Gate, GateOptions
+from donegate.gate.table import GateTable, parse_gate_table
+from donegate.hooks.event import HookAnswer, HookEvent
+from donegate.ledger import Ledger
+from donegate.workspace import ClassifiedWrite, Rules, Snapshot, WorkspaceState
+from donegate.workspace.snapshot import rfc3339
+
+if TYPE_CHECKING:
+    from donegate.claim import Claim
+
+CONFIG_FILE = "donegate.toml"
+OnUnverified = Literal["block", "warn", "record"]
+# Writes that count as a source change for the gate: build configuration can break a build too.
+_SOURCE_KINDS = {"source": "source", "config": "source", "cosmetic": "cosmetic"}
+_VERIFIED_REASONS = ("verified_after_write", "verified")
+_QUIET_ALLOWS = (*_VERIFIED_REASONS, "no_workspace_write")
+MAX_FINDINGS_CHARS = 1500
+_MODES: dict[object, OnUnverified] = {"block": "block", "warn": "warn", "record": "record"}
+
+
+@dataclass(frozen=True, slots=True)
+class StopSettings:
+    """What ``donegate.toml`` says about stops, read without the collectors' models."""
+
+    root: Path
+    config_path: Path | None
+    gate: GateTable
+    rules: Rules
+    on_unverified: OnUnverified
+    has_checks: bool
+
+    @property
+    def ignore(self) -> tuple[str, ...]:
+        return self.gate.ignore
+
+
+@dataclass(frozen=True, slots=True)
+class StopResult:
+    """What the gate decided at a stop, what the host is told, and the receipt's id."""
+
+    answer: HookAnswer
+    decision: Decision | None
+    verdict: str
+    receipt_id: int | None = None
+    claim: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def workspace_root(cwd: Path) -> Path:
+    """The repository's top level when ``cwd`` is in one, else ``cwd`` itself."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(cwd), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return cwd.resolve()
+    top = out.stdout.strip()
+    return Path(top) if out.returncode == 0 and top else cwd.resolve()
+
+
+def read_settings(root: Path) -> StopSettings:
+    """The stop-relevant parts of ``root/donegate.toml``; defaults when there is no file."""
+    path = root / CONFIG_FILE
+    if not path.exists():
+        return StopSettings(root, None, GateTable(), Rules(), "block", False)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        table = parse_gate_table(raw.get("gate"))
+        mode = _on_unverified(raw.get("policy"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidInput(f"{path}: {exc}") from None
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path}: {exc}", exc.path) from None
+    return StopSettings(root, path, table, _rules(table), mode, bool(raw.get("checks")))
+
+
+def _on_unverified(policy: object) -> OnUnverified:
+    mode = policy.get("on_unverified", "block") if isinstance(policy, dict) else "block"
+    if mode not in _MODES:
+        raise InvalidInput("must be block, warn or record", path="policy.on_unverified")
+    return _MODES[mode]
+
+
+def _rules(table: GateTable) -> Rules:
+    defaults = Rules()
+    return Rules(
+        test_globs=table.test_paths or defaults.test_globs,
+        doc_globs=table.doc_paths or defaults.doc_globs,
+        config_globs=defaults.config_globs,
+    )
+
+
+def gate_options(settings: StopSettings) -> GateOptions:
+    """The gate's options: the team's [gate] table; interactive hosts don't require a write."""
+    return settings.gate.gate_options(requires_write=False)
+
+
+@contextmanager
+def session_lock(state_dir: Path, session_id: str) -> Iterator[None]:
+    """One stop at a time per session: hosts run matching hooks in parallel."""
+    locks = state_dir / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:100]
+    with (locks / f"{name}.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def on_stop(event: HookEvent, state_dir: Path) -> StopResult:
+    """Decide a stop event: the whole pipeline, under the session's lock."""
+    root = workspace_root(event.cwd)
+    settings = read_settings(root)
+    with session_lock(state_dir, event.session_id):
+        return _decide(event, settings, state_dir)
+
+
+def _decide(event: HookEvent, settings: StopSettings, state_dir: Path) -> StopResult:
+    """1. background work still running: let it stop, check at the next stop.
+    2. the writes since the last verified snapshot, classified.
+    3. a source write: build the claim, collect the evidence, verify.
+    4. the gate decides from the writes, the reading and the streak.
+    5. ``on_unverified`` shapes the answer; the receipt is recorded.
+    """
+    workspace = WorkspaceState(state_dir, settings.root, event.session_id, ignore=settings.ignore)
+    if event.background_tasks:
+        notice = "donegate: background tasks are still running; this stop was not checked."
+        return _record(event, settings, state_dir, HookAnswer.allow(notice), None, None, [])
+    workspace.baseline()
+    current = workspace.snapshot()
+    writes = workspace.classified_since_verified(settings.rules, current)
+    source = [w for w in writes if _gate_kind(w) == "source"]
+    claim = _verify(event, settings, writes) if source else None
+    if not source and workspace.verified() is not None:
+        facts = _still_verified(writes)
+    else:
+        facts = _facts(writes, claim if settings.has_checks else None, event, state_dir)
+    gate = Gate(gate_options(settings), state_dir=state_dir)
+    decision = gate.decide(event.session_id, facts)
+    verified = claim is not None and claim.verdict is not None and claim.verdict.state == "verified"
+    if verified:
+        workspace.mark_verified(current)
+    answer = _answer(decision, settings.on_unverified, claim, writes)
+    return _record(event, settings, state_dir, answer, decision, claim, writes)
+
+
+def _gate_kind(write: ClassifiedWrite) -> str:
+    return _SOURCE_KINDS.get(write.kind, write.kind)
+
+
+def _verify(event: HookEvent, settings: StopSettings, writes: Sequence[ClassifiedWrite]) -> Claim:
+    """The claim of this stop, with the configured checks' evidence and its verdict.
+
+    Without checks the claim still gets a verdict (unverified: nothing observed it), so that the
+    receipt says what was written and that nothing confirmed it.
+    """
+    # Imported here: the claim models and the collectors are only needed when there is a write.
+    from donegate.collect import collect
+    from donegate.config import load_config
+    from donegate.verdict import verify_claim
+
+    claim = _claim(event, writes)
+    if settings.config_path is None or not settings.has_checks:
+        return verify_claim(claim)
+    return collect(claim, load_config(settings.config_path))
+
+
+def _claim(event: HookEvent, writes: Sequence[ClassifiedWrite]) -> Claim:
+    from donegate.claim import parse_claim
+
+    mutations = [
+        {
+            "id": f"w{i}",
+            "kind": f"file_{w.write.change}",
+            "target": w.write.path,
+            "at": rfc3339(w.write.observed_at),
+            "write_kind": w.kind,
+            **({"flags": list(w.flags)} if w.flags else {}),
+        }
+        for i, w in enumerate(writes, start=1)
+    ]
+    return parse_claim(
+        {
+            "spec_version": "0.1",
+            "task": {"id": event.session_id, "requested_by": event.host},
+            "claimed_outcome": (event.last_message or "(the agent said nothing)")[:4000],
+            "mutations": mutations,
+        }
+    )
+
+
+def _facts(
+    writes: Sequence[ClassifiedWrite], claim: Claim | None, event: HookEvent, state_dir: Path
+) -> dict[str, Any]:
+    facts: dict[str, Any] = {
+        "writes": [{"path": w.write.path, "kind": _gate_kind(w)} for w in writes]
+    }
+    if claim is None or claim.verdict is None:
+        return facts
+    ok = claim.verdict.state == "verified"
+    facts["verify"] = {
+        "ok": ok,
+        "findings": None if ok else findings(claim),
+        "command": _checks(claim),
+    }
+    streak, converging = _streak(claim, event, state_dir, ok)
+    facts["consecutive_failed_after_write"] = streak
+    facts["verification_failures_converging"] = converging
+    return facts
+
+
+def _still_verified(writes: Sequence[ClassifiedWrite]) -> dict[str, Any]:
+    """Nothing but cosmetics, docs or tests since a verified stop: that verification still holds.
+
+    A verified snapshot is only ever marked after source writes verified, so the session has made
+    its source change; a comment edited since cannot flip a green run back to unverified.
+    """
+    cosmetic = sum(1 for w in writes if w.kind == "cosmetic")
+    return {
+        "source_write_count": 1,
+        "cosmetic_write_count": cosmetic,
+        "verify": {"ok": True, "command": "no source change since the last verified stop"},
+    }
+
+
+def findings(claim: Claim) -> str:
+    """What the agent is told went wrong: the verdict's reason and each failing check's detail."""
+    assert claim.verdict is not None
+    parts = [claim.verdict.reason or "the claim is not verified"]
+    for finding in claim.verdict.evidence:
+        item = claim.evidence[finding.index]
+        detail = getattr(item, "detail", None)
+        failing = detail.get("failing") if isinstance(detail, dict) else None
+        if isinstance(failing, list) and failing:
+            names = ", ".join(str(n) for n in failing[:10])
+            parts.append(f"failing after your last edit: {names}")
+        elif finding.outcome != "match":
+            parts.append(f"{item.check_type} {item.target}: {finding.why}")
+    text = " ".join(dict.fromkeys(parts))
+    return text if len(text) <= MAX_FINDINGS_CHARS else text[: MAX_FINDINGS_CHARS - 3] + "..."
+
+
+def _checks(claim: Claim) -> str:
+    return ", ".join(dict.fromkeys(f"{e.check_type} {e.target}" for e in claim.evidence))
+
+
+def _failing_count(claim: Claim) -> int | None:
+    total = None
+    for item in claim.evidence:
+        observed = item.observed_value
+        if item.check_type == "test_run" and isinstance(observed, dict):
+            counts = [observed.get(k) for k in ("failed", "errors")]
+            if all(isinstance(c, int) for c in counts):
+                total = (total or 0) + sum(c for c in counts if isinstance(c, int))
+    return total
+
+
+def _streak(claim: Claim, event: HookEvent, state_dir: Path, ok: bool) -> tuple[int, bool]:
+    """Failed verifications in a row (this one included) and whether failures are shrinking."""
+    if ok:
+        return 0, False
+    with Ledger(state_dir) as ledger:
+        history = ledger.recent(limit=50, session=event.session_id)
+    streak, previous = 1, None
+    for receipt in history:
+        ran = bool(receipt.claim.get("evidence"))
+        if not ran:
+            continue
+        if receipt.verdict == "verified":
+            break
+        streak += 1
+        if previous is None:
+            previous = (receipt.decision_doc or {}).get("failing_count")
+    now = _failing_count(claim)
+    converging = isinstance(previous, int) and now is not None and now < previous
+    return streak, converging
+
+
+def _answer(
+    decision: Decision,
+    mode: OnUnverified,
+    claim: Claim | None,
+    writes: Sequence[ClassifiedWrite],
+) -> HookAnswer:
+    hooks_note = _runner_files_note(writes)
+    if decision.confirm:
+        if decision.reason in _QUIET_ALLOWS and not hooks_note:
+            return HookAnswer.allow()
+        return HookAnswer.allow(_notice_for_allow(decision, hooks_note))
+    message = decision.message or decision.reason
+    if mode == "block":
+        return HookAnswer.block(message, notice=f"donegate sent the agent back: {decision.reason}")
+    if mode == "warn":
+        return HookAnswer.allow(
+            f"donegate: this stop is NOT verified ({decision.reason}). {message}"
+        )
+    return HookAnswer.allow()
+
+
+def _notice_for_allow(decision: Decision, hooks_note: str) -> str:
+    if decision.reason in _QUIET_ALLOWS:
+        return f"donegate: {hooks_note}"
+    why = (
+        decision.reason
+        if not decision.converted_from
+        else (f"{decision.reason}, converted from {decision.converted_from}")
+    )
+    text = f"donegate: this stop is NOT verified ({why})."
+    return f"{text} {hooks_note}".strip()
+
+
+def _runner_files_note(writes: Sequence[ClassifiedWrite]) -> str:
+    flagged = [w.write.path for w in writes if "test-hook" in w.flags]
+    if not flagged:
+        return ""
+    return f"Note: the agent wrote {', '.join(flagged)}, which can change how tests run."
+
+
+def _record(
+    event: HookEvent,
+    settings: StopSettings,
+    state_dir: Path,
+    answer: HookAnswer,
+    decision: Decision | None,
+    claim: Claim | None,
+    writes: Sequence[ClassifiedWrite],
+) -> StopResult:
+    verdict = claim.verdict.state if claim is not None and claim.verdict is not None else "none"
+    claim_doc = claim.to_json_dict() if claim is not None else {}
+    decision_doc = _decision_doc(event, answer, decision, claim, writes)
+    with Ledger(state_dir) as ledger:
+        receipt_id = ledger.record(
+            session_id=event.session_id,
+            host=event.host,
+            workspace=settings.root,
+            verdict=verdict,
+            decision="veto" if answer.decision == "block" else "allow",
+            reason=decision.reason if decision else "background_tasks",
+            claim=claim_doc,
+            decision_doc=decision_doc,
+        )
+    return StopResult(answer, decision, verdict, receipt_id, claim_doc)
+
+
+def _decision_doc(
+    event: HookEvent,
+    answer: HookAnswer,
+    decision: Decision | None,
+    claim: Claim | None,
+    writes: Sequence[ClassifiedWrite],
+) -> dict[str, Any]:
+    return {
+        "host_event": event.host_event,
+        "continuing": event.continuing,
+        "answer": {"decision": answer.decision, "reason": answer.reason, "notice": answer.notice},
+        "gate": decision.to_json_dict() if decision else None,
+        "writes": [{**w.write.to_json(), "kind": w.kind, "flags": list(w.flags)} for w in writes],
+        "failing_count": _failing_count(claim) if claim is not None else None,
+    }
+
+
+def baseline(event: HookEvent, state_dir: Path) -> Snapshot:
+    """Session start or a new prompt: the tree as it is now becomes the baseline, if none is set.
+
+    A later prompt in the same session keeps the first baseline: the agent's unverified writes
+    from an earlier turn stay writes.
+    """
+    root = workspace_root(event.cwd)
+    settings = read_settings(root)
+    with session_lock(state_dir, event.session_id):
+        workspace = WorkspaceState(state_dir, root, event.session_id, ignore=settings.ignore)
+        return workspace.ensure_baseline()
