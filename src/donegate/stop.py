@@ -13,6 +13,7 @@ collectors and their libraries are imported only when there is something to veri
 from __future__ import annotations
 
 import fcntl
+import json
 import subprocess
 import tomllib
 from collections.abc import Iterator, Sequence
@@ -254,20 +255,33 @@ def _still_verified(writes: Sequence[ClassifiedWrite]) -> dict[str, Any]:
 
 
 def findings(claim: Claim) -> str:
-    """What the agent is told went wrong: the verdict's reason and each failing check's detail."""
+    """What the agent is told went wrong, check by check: failing tests by name where known."""
     assert claim.verdict is not None
-    parts = [claim.verdict.reason or "the claim is not verified"]
-    for finding in claim.verdict.evidence:
-        item = claim.evidence[finding.index]
-        detail = getattr(item, "detail", None)
-        failing = detail.get("failing") if isinstance(detail, dict) else None
-        if isinstance(failing, list) and failing:
-            names = ", ".join(str(n) for n in failing[:10])
-            parts.append(f"failing after your last edit: {names}")
-        elif finding.outcome != "match":
-            parts.append(f"{item.check_type} {item.target}: {finding.why}")
-    text = " ".join(dict.fromkeys(parts))
+    parts = [_finding_text(claim, f.index) for f in claim.verdict.evidence if f.outcome != "match"]
+    text = "; ".join(p for p in parts if p) or (claim.verdict.reason or "the claim is not verified")
     return text if len(text) <= MAX_FINDINGS_CHARS else text[: MAX_FINDINGS_CHARS - 3] + "..."
+
+
+def _finding_text(claim: Claim, index: int) -> str:
+    item = claim.evidence[index]
+    detail = getattr(item, "detail", None)
+    detail = detail if isinstance(detail, dict) else {}
+    label = detail.get("check") or f"{item.check_type} {item.target}"
+    failing = detail.get("failing")
+    if isinstance(failing, list) and failing:
+        return f"{label}: {', '.join(map(str, failing))} failed after your last edit"
+    why = detail.get("why_not_counted")
+    if isinstance(why, str):
+        return f"{label} does not count: {why}"
+    tail = detail.get("output_tail")
+    last = _last_lines(tail) if isinstance(tail, str) else ""
+    observed = json.dumps(item.observed_value)
+    return f"{label} observed {observed}, expected {json.dumps(item.expected)}{last}"
+
+
+def _last_lines(text: str, count: int = 6) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()][-count:]
+    return ("; output ends: " + " | ".join(lines)) if lines else ""
 
 
 def _checks(claim: Claim) -> str:

@@ -26,6 +26,8 @@ from donegate.checks.base import CheckContext, CheckSettings, Observation, Posit
 # Files that change how pytest collects or judges, whoever wrote them (cheating pattern 2).
 RUNNER_FILES = ("conftest.py", "sitecustomize.py", "usercustomize.py", "*.pth")
 _COUNT_KEYS = ("passed", "failed", "errors", "skipped")
+_FAILING = ("failed", "error")
+MAX_FAILING_NAMED = 20
 # pytest: 3 internal error, 4 usage error (a broken conftest), 5 no tests collected.
 _PYTEST_NOTHING_RAN = {3: "pytest internal error", 4: "pytest usage error", 5: "no tests collected"}
 _PYTEST_IN_SHELL = re.compile(r"(?:^|[\s/;&|(])(?:py\.test|pytest)(?:\s|$|;|&|\|)")
@@ -205,4 +207,11 @@ def _detail(run: RunResult, report: TestReport | None, context: CheckContext) ->
         detail["counts_from"] = report.source
         detail["xfailed"] = report.xfailed
         detail["deselected"] = report.deselected
+        # A collection error has no class name: "::tests.test_a" reads better as "tests.test_a".
+        failing = [
+            c.removeprefix("::") for c, outcome in report.cases.items() if outcome in _FAILING
+        ]
+        if failing:
+            # Named in the gate's feedback, so the agent knows which tests to look at.
+            detail["failing"] = failing[:MAX_FAILING_NAMED]
     return detail
