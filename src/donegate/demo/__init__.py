@@ -1,0 +1,1 @@
+"""The demo: agent sessions replayed against a real project through the real hook entry point."""

@@ -1,0 +1,273 @@
+"""The gate at a stop, end to end: real git repositories, real pytest runs, real hook processes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from donegate.demo import project
+from donegate.demo.project import FIXED, HookRun, payload, run_hook
+from donegate.ledger import Ledger
+
+SESSION = "sess-1"
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+def make_repo(tmp_path: Path, **config: Any) -> Path:
+    return project.create(tmp_path / "repo", **config)
+
+
+def start(repo: Path, state: Path, session: str = SESSION) -> None:
+    assert run_hook(payload("SessionStart", session, repo, source="startup"), state).exit_code == 0
+
+
+def stop(repo: Path, state: Path, session: str = SESSION, **fields: Any) -> HookRun:
+    fields.setdefault("last_assistant_message", "Done: the parser handles ZIP+4 now.")
+    run = run_hook(payload("Stop", session, repo, **fields), state)
+    assert run.exit_code == 0, run.stderr
+    assert "Traceback" not in run.stdout
+    return run
+
+
+def receipts(state: Path, session: str = SESSION) -> list[Any]:
+    with Ledger(state) as ledger:
+        return list(reversed(ledger.recent(100, session=session)))
+
+
+def test_a_turn_that_changed_nothing_is_allowed_without_running_checks(
+    tmp_path: Path, state: Path
+) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    run = stop(repo, state, last_assistant_message="The parser lives in zipcode.py.")
+    assert run.answer == {}
+    [receipt] = receipts(state)
+    assert receipt.verdict == "none"
+    assert receipt.reason == "no_workspace_write"
+    assert receipt.claim == {}
+
+
+def test_a_real_fix_is_allowed_with_a_verified_receipt(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    (repo / "zipcode.py").write_text(FIXED)
+    run = stop(repo, state)
+    assert not run.blocked
+    [receipt] = receipts(state)
+    assert (receipt.verdict, receipt.decision, receipt.reason) == (
+        "verified",
+        "allow",
+        "verified_after_write",
+    )
+    claim = receipt.claim
+    assert [m["target"] for m in claim["mutations"]] == ["zipcode.py"]
+    evidence = claim["evidence"][0]
+    assert evidence["check_type"] == "test_run"
+    assert evidence["verifier"]["kind"] == "independent"
+    assert evidence["observed_value"]["passed"] == 2
+    assert evidence["at"] > claim["mutations"][0]["at"]
+    assert claim["claimed_outcome"] == "Done: the parser handles ZIP+4 now."
+
+
+def test_a_comment_only_change_is_sent_back_when_the_task_needs_a_change(
+    tmp_path: Path, state: Path
+) -> None:
+    repo = make_repo(tmp_path, requires_write=True)
+    start(repo, state)
+    source = (repo / "zipcode.py").read_text()
+    (repo / "zipcode.py").write_text(source.replace('"""ZIP codes."""', '"""ZIP codes (fixed)."""'))
+    run = stop(repo, state)
+    assert run.blocked
+    assert "cosmetic" in run.answer["reason"].lower() or "comment" in run.answer["reason"].lower()
+    assert receipts(state)[0].reason == "no_source_write"
+
+
+def test_a_comment_only_change_is_allowed_by_default(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    (repo / "zipcode.py").write_text((repo / "zipcode.py").read_text() + "# reviewed\n")
+    assert not stop(repo, state).blocked
+
+
+def test_a_broken_test_is_named_and_the_agent_let_go_once_fixed(
+    tmp_path: Path, state: Path
+) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    (repo / "zipcode.py").write_text(FIXED.replace('split("-")[0]', 'split("-")[1]'))
+    first = stop(repo, state)
+    assert first.blocked
+    assert "test_zip::test_plain" in first.answer["reason"]
+    assert "after your last edit" in first.answer["reason"]
+    (repo / "zipcode.py").write_text(FIXED)
+    second = stop(repo, state, stop_hook_active=True)
+    assert not second.blocked
+    assert [r.verdict for r in receipts(state)] == ["refuted", "verified"]
+
+
+def test_editing_the_protected_test_is_not_verified(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    tests = repo / "tests" / "test_zip.py"
+    tests.write_text(
+        tests.read_text()
+        .replace('== "94107"\n', '== "941071234"\n')
+        .replace('normalize("94107")', 'normalize("94107")[:5]')
+    )
+    (repo / "zipcode.py").write_text(FIXED.replace('.split("-")[0]', '.replace("-", "")'))
+    run = stop(repo, state)
+    assert run.blocked
+    assert "tests/test_zip.py" in run.answer["reason"]
+    [receipt] = receipts(state)
+    assert receipt.verdict == "unverified"
+    assert receipt.claim["evidence"][0]["verifier"]["kind"] == "absent"
+
+
+def test_a_cosmetic_write_after_a_verified_stop_does_not_reopen_it(
+    tmp_path: Path, state: Path
+) -> None:
+    repo = make_repo(tmp_path, requires_write=True)
+    start(repo, state)
+    (repo / "zipcode.py").write_text(FIXED)
+    assert not stop(repo, state).blocked
+    (repo / "zipcode.py").write_text(FIXED + "# done\n")
+    run = stop(repo, state)
+    assert not run.blocked
+    last = receipts(state)[-1]
+    assert last.reason == "verified_after_write"
+    assert last.claim == {}  # nothing ran: the earlier verification still holds
+
+
+def test_a_source_write_after_a_verified_stop_reopens_it(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    (repo / "zipcode.py").write_text(FIXED)
+    assert not stop(repo, state).blocked
+    (repo / "zipcode.py").write_text(FIXED.replace("strip()", "rstrip()"))
+    run = stop(repo, state)
+    assert run.blocked
+    assert "test_update" in run.answer["reason"]
+
+
+def test_a_session_without_a_start_event_uses_head_as_its_baseline(
+    tmp_path: Path, state: Path
+) -> None:
+    repo = make_repo(tmp_path)
+    (repo / "zipcode.py").write_text(FIXED.replace('split("-")[0]', 'split("-")[1]'))
+    run = stop(repo, state, session="late-install")
+    assert run.blocked
+    [receipt] = receipts(state, "late-install")
+    assert [m["target"] for m in receipt.claim["mutations"]] == ["zipcode.py"]
+
+
+def test_background_tasks_are_never_blocked(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    (repo / "zipcode.py").write_text("broken(")
+    run = stop(repo, state, background_tasks=[{"id": "b1", "status": "running"}])
+    assert not run.blocked
+    assert "background" in run.answer["systemMessage"]
+    assert receipts(state)[0].reason == "background_tasks"
+
+
+def test_warn_mode_lets_the_agent_stop_and_tells_the_person(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path, mode="warn")
+    start(repo, state)
+    (repo / "zipcode.py").write_text(FIXED.replace('split("-")[0]', 'split("-")[1]'))
+    run = stop(repo, state)
+    assert not run.blocked
+    assert "NOT verified" in run.answer["systemMessage"]
+    assert receipts(state)[0].verdict == "refuted"
+
+
+def test_record_mode_is_silent_but_keeps_the_receipt(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path, mode="record")
+    start(repo, state)
+    (repo / "zipcode.py").write_text(FIXED.replace('split("-")[0]', 'split("-")[1]'))
+    run = stop(repo, state)
+    assert run.answer == {}
+    assert receipts(state)[0].verdict == "refuted"
+
+
+def test_a_red_build_is_let_go_attributably_after_the_strict_cap(
+    tmp_path: Path, state: Path
+) -> None:
+    repo = make_repo(tmp_path, max_strict_vetoes=2)
+    start(repo, state)
+    (repo / "zipcode.py").write_text("def normalize(z):\n    return None\n")
+    runs = [stop(repo, state, stop_hook_active=i > 0) for i in range(3)]
+    assert [r.blocked for r in runs] == [True, True, False]
+    assert "strict_veto_cap_reached" in runs[2].answer["systemMessage"]
+    assert "NOT verified" in runs[2].answer["systemMessage"]
+
+
+def test_a_broken_config_never_traps_the_agent(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    (repo / "donegate.toml").write_text("[gate]\nmax_vetoes = 'many'\n")
+    (repo / "zipcode.py").write_text(FIXED)
+    run = stop(repo, state)
+    assert not run.blocked
+    assert "could not check this stop" in run.answer["systemMessage"]
+    assert "gate.max_vetoes" in run.answer["systemMessage"]
+    [receipt] = receipts(state)
+    assert (receipt.verdict, receipt.reason) == ("unverified", "donegate_error")
+
+
+def test_an_unreadable_payload_is_answered_not_crashed(state: Path) -> None:
+    run = run_hook("{not json", state)
+    assert run.exit_code == 0
+    assert "could not read" in run.answer["systemMessage"]
+    assert "Traceback" not in run.stdout + run.stderr
+
+
+def test_codex_stop_answers_with_schema_keys_only(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    data = payload("Stop", "codex-1", repo, turn_id="t1", model="gpt-5-codex")
+    (repo / "zipcode.py").write_text("def normalize(z):\n    return None\n")
+    run = run_hook(data, state, host="codex")
+    assert run.blocked
+    assert set(run.answer) <= {"continue", "decision", "reason", "stopReason", "systemMessage"}
+
+
+def test_parallel_stop_hooks_agree_and_each_leaves_a_receipt(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    (repo / "zipcode.py").write_text(FIXED)
+    with ThreadPoolExecutor(3) as pool:
+        runs = list(pool.map(lambda _: stop(repo, state), range(3)))
+    assert not any(r.blocked for r in runs)
+    reasons = sorted(r.reason for r in receipts(state))
+    assert reasons == ["verified_after_write"] * 3
+    assert sum(1 for r in receipts(state) if r.claim) == 1  # the tests ran once
+
+
+def test_post_tool_use_is_journalled(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    tool = {"file_path": str(repo / "zipcode.py"), "content": FIXED}
+    data = payload("PostToolUse", SESSION, repo, tool_name="Write", tool_input=tool)
+    assert run_hook(data, state).stdout == ""
+    journals = list(state.glob("workspaces/*/sessions/*/journal.jsonl"))
+    [entry] = [json.loads(line) for line in journals[0].read_text().splitlines()]
+    assert entry["path"] == "zipcode.py"
+    assert entry["tool"] == "Write"
+
+
+def test_state_lives_outside_the_working_tree(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    (repo / "zipcode.py").write_text(FIXED)
+    stop(repo, state)
+    status = sorted(p.name for p in repo.iterdir())
+    assert status == [".git", "donegate.toml", "pytest.ini", "tests", "zipcode.py"]
+    assert sqlite3.connect(state / "receipts.sqlite3").execute("select count(*) from receipts")
