@@ -1,9 +1,9 @@
-"""The main job, on the embedded examples: verify each claim in examples/ with the real CLI.
+"""The main job, end to end: ``make demo``.
 
-Run with ``make demo``. Each example is a Completion Claim v0.1 document as an agent (or a harness)
-would submit it; donegate recomputes the verdict by the spec's six rules, ignoring any verdict the
-document carries. The decision time is pinned so the examples, written in August 2026, read the
-same on any day.
+1. Four agent sessions replayed through the real ``donegate hook claude-code`` entry point, on a
+   small real Python project in a temporary git repository (``donegate.demo.replay``).
+2. The example Completion Claims in examples/ verified with the real CLI. The decision time is
+   pinned so the examples, written in August 2026, read the same on any day.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+
+from donegate.demo import replay
 
 HERE = Path(__file__).parent
 DECIDED_AT = "2026-08-27T18:05:00Z"
@@ -28,11 +30,11 @@ def verify(claim: Path) -> int:
 
 
 def main() -> int:
-    print("donegate: verifying the example completion claims")
+    replay.main()
+    print("\n\ndonegate: verifying the example completion claims in examples/")
     codes = {claim.name: verify(claim) for claim in sorted(HERE.glob("*.json"))}
     print("\nExit codes: 0 verified, 1 refuted, 3 unverified, 4 invalid input.")
-    failed = [name for name, code in codes.items() if code not in (0, 1, 3)]
-    return 1 if failed else 0
+    return 1 if any(code not in (0, 1, 3) for code in codes.values()) else 0
 
 
 if __name__ == "__main__":

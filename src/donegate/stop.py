@@ -235,8 +235,10 @@ def _facts(
         "command": _checks(claim),
     }
     streak, converging = _streak(claim, event, state_dir, ok)
-    facts["consecutive_failed_after_write"] = streak
-    facts["verification_failures_converging"] = converging
+    if streak > 1:
+        # A first failure reads as "fails after your change"; from the second, as a streak.
+        facts["consecutive_failed_after_write"] = streak
+        facts["verification_failures_converging"] = converging
     return facts
 
 
