@@ -107,6 +107,8 @@ def test_restored_mtime_does_not_hide_an_edit_from_the_cache(repo: Path) -> None
 def test_unreadable_file_is_a_write(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = Snapshot.take(repo)
     original = snapshot_module._read
+    # Changed, so git no longer vouches for it from its index, and then unreadable.
+    (repo / "src" / "app.py").write_text("changed = True\n")
 
     def deny(path: str) -> bytes:
         if path.endswith("/src/app.py"):
@@ -133,3 +135,19 @@ def test_head_snapshot_matches_a_clean_tree(repo: Path) -> None:
 def test_head_snapshot_of_a_repository_without_commits_is_empty(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
     assert Snapshot.from_head(tmp_path).entries == {}
+
+
+def test_git_vouches_only_for_files_it_would_notice_change(repo: Path) -> None:
+    before = Snapshot.take(repo)
+    git(repo, "update-index", "--assume-unchanged", "src/app.py")
+    (repo / "src" / "app.py").write_text("hidden = True\n")
+    after = Snapshot.take(repo, previous=before)
+    assert [(w.path, w.change) for w in diff(before, after)] == [("src/app.py", "modified")]
+
+
+def test_a_staged_edit_is_still_a_write(repo: Path) -> None:
+    before = Snapshot.take(repo)
+    (repo / "src" / "app.py").write_text("staged = True\n")
+    git(repo, "add", "src/app.py")
+    after = Snapshot.take(repo, previous=before)
+    assert [(w.path, w.change) for w in diff(before, after)] == [("src/app.py", "modified")]

@@ -13,19 +13,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _TIMEOUT_S = 60.0
-# One index entry of ``git ls-files -z --stage``: mode, blob id, stage, tab, path, NUL.
-_STAGED = re.compile(r"([0-7]+) ([0-9a-f]+) [0-3]\t([^\0]*)\0")
+# One index entry of ``git ls-files -z --stage -v``: tag, mode, blob id, stage, tab, path, NUL.
+# The tag is "H" for a plain cached entry; lower case means assume-unchanged and "S"
+# skip-worktree: git would not notice those files change, so they are never vouched for.
+_STAGED = re.compile(r"(\S) ([0-7]+) ([0-9a-f]+) [0-3]\t([^\0]*)\0")
 # git must not prompt, page or read the user's global hooks while we list files.
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 
 
 @dataclass(frozen=True)
 class Listing:
-    """The files git would consider: index entries with their blob ids, and untracked files."""
+    """The files git would consider: index entries with their blob ids, and untracked files.
+
+    ``clean`` holds the tracked paths whose working-tree file git itself vouches for: not
+    reported by ``git diff-files`` (which checks size, mtime, ctime and inode against the index,
+    and re-reads racily clean files), and not marked assume-unchanged or skip-worktree (flags
+    that would make git look away). Their content is their index blob.
+    """
 
     object_format: str
     tracked: dict[str, str]
     untracked: list[str]
+    clean: frozenset[str] = frozenset()
 
 
 def run(root: Path, *args: str) -> bytes | None:
@@ -44,12 +53,12 @@ def run(root: Path, *args: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def run_both(root: Path, first: tuple[str, ...], second: tuple[str, ...]) -> list[bytes | None]:
-    """Two git commands run concurrently; each one's stdout, or ``None`` where it failed."""
+def run_all(root: Path, *commands: tuple[str, ...]) -> list[bytes | None]:
+    """Git commands run concurrently; each one's stdout, or ``None`` where it failed."""
     try:
-        procs = [_spawn(root, args) for args in (first, second)]
+        procs = [_spawn(root, args) for args in commands]
     except OSError:
-        return [None, None]
+        return [None] * len(commands)
     outs: list[bytes | None] = []
     for proc in procs:
         try:
@@ -87,18 +96,26 @@ def listing(root: Path, fmt: str) -> Listing | None:
     """The index's entries under ``root`` and the untracked files that are not ignored."""
     # Two commands rather than one: with --stage, git prints untracked names unmarked, and a
     # file name could then pass for an index entry. They run side by side.
-    staged, others = run_both(
-        root, ("ls-files", "-z", "--stage"), ("ls-files", "-z", "--others", "--exclude-standard")
+    staged, others, dirty = run_all(
+        root,
+        ("ls-files", "-z", "--stage", "-v"),
+        ("ls-files", "-z", "--others", "--exclude-standard"),
+        ("diff-files", "-z", "--name-only", "--relative", "--", "."),
     )
     if staged is None or others is None:
         return None
     text = staged.decode("utf-8", "surrogateescape")  # os.fsdecode's mapping, in one call
-    tracked = {
-        path: oid
-        for mode, oid, path in _STAGED.findall(text)
-        if mode != "160000"  # a submodule is a commit, not a file of this tree
-    }
-    return Listing(fmt, tracked, _records(others))
+    entries = [e for e in _STAGED.findall(text) if e[1] != "160000"]  # a submodule: not a file
+    tracked = {path: oid for _tag, _mode, oid, path in entries}
+    plain = {path for tag, _mode, _oid, path in entries if tag == "H"}
+    return Listing(fmt, tracked, _records(others), _clean(plain, dirty))
+
+
+def _clean(plain: set[str], dirty: bytes | None) -> frozenset[str]:
+    """The tracked paths git vouches for; none when its answer is missing (fail closed)."""
+    if dirty is None:
+        return frozenset()
+    return frozenset(plain - set(_records(dirty)))
 
 
 def head_tree(root: Path) -> dict[str, str] | None:

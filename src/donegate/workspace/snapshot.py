@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -96,7 +97,7 @@ class Snapshot:
     def take(
         cls,
         root: str | Path,
-        previous: Snapshot | None = None,
+        previous: Snapshot | Callable[[], Snapshot | None] | None = None,
         *,
         ignore: Sequence[str] = (),
         keep: Keeper | None = None,
@@ -113,10 +114,14 @@ class Snapshot:
         fmt = _git.object_format(top)
         found = _git.listing(top, fmt) if fmt else None
         if found is None:
-            return cls._walked(top, previous, skip, keep, clock, started)
+            return cls._walked(top, _resolve(previous), skip, keep, clock, started)
         paths = [p for p in (*found.tracked, *found.untracked) if not skip.ignored(p)]
-        hasher = _Hasher(top, found.object_format, _reusable(previous, top, found.object_format))
-        entries = hasher.run(sorted(set(paths)), found.tracked, keep)
+        # What git vouches for is its index blob; only the rest is stat'ed and hashed here.
+        clean = {p: Entry(found.tracked[p]) for p in paths if p in found.clean}
+        rest = sorted({p for p in paths if p not in clean})
+        cache = _reusable(_resolve(previous), top, found.object_format) if rest else {}
+        hasher = _Hasher(top, found.object_format, cache)
+        entries = {**clean, **hasher.run(rest, found.tracked, keep)}
         return cls(top, clock(), "git", found.object_format, entries, started)
 
     @classmethod
@@ -179,9 +184,21 @@ class Snapshot:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InvalidInput(f"not a donegate snapshot: {exc}") from None
 
+    @cached_property
+    def fingerprint(self) -> str:
+        """A digest of which files hold which contents: equal fingerprints, no writes between."""
+        h = hashlib.blake2b(self.algorithm.encode(), digest_size=20)
+        for path in sorted(self.entries):
+            h.update(f"\0{path}\0{self.entries[path].digest}".encode())
+        return h.hexdigest()
+
     def dumps(self) -> str:
         """The snapshot as compact JSON text."""
         return json.dumps(self.to_json(), separators=(",", ":"))
+
+
+def _resolve(previous: Snapshot | Callable[[], Snapshot | None] | None) -> Snapshot | None:
+    return previous() if callable(previous) else previous
 
 
 def _reusable(previous: Snapshot | None, root: Path, fmt: str) -> dict[str, Entry]:

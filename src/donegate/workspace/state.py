@@ -71,12 +71,16 @@ class WorkspaceState:
 
     def snapshot(self) -> Snapshot:
         """Observe the tree now, reusing the newest snapshot's digests, and cache the result."""
-        latest = self._load(self._dir / "latest.json")
+        latest = self._dir / "latest.json"
         snap = Snapshot.take(
-            self.root, latest, ignore=self.ignore, keep=self.blobs.keep, clock=self.clock
+            self.root,
+            lambda: self._load(latest),  # the hashing cache, read only if git can't vouch
+            ignore=self.ignore,
+            keep=self.blobs.keep,
+            clock=self.clock,
         )
-        if latest is None or latest.entries != snap.entries:
-            self._save(self._dir / "latest.json", snap)  # unchanged: the cache still holds
+        if self._fingerprint(latest) != snap.fingerprint:
+            self._save(latest, snap)  # unchanged: the cache still holds
         if not (self._dir / "root").exists():
             write_atomic(self._dir / "root", str(self.root).encode())
         return snap
@@ -115,9 +119,18 @@ class WorkspaceState:
         """What writes are counted from: the last verified snapshot, else the baseline."""
         return self.verified() or self.baseline()
 
+    def has_verified(self) -> bool:
+        """Whether a snapshot of this session was ever marked verified."""
+        return (self._session / "verified.json").exists()
+
     def writes_since_verified(self, current: Snapshot | None = None) -> list[Write]:
         """The writes from :meth:`reference` to ``current`` (default: a snapshot taken now)."""
-        return diff(self.reference(), current or self.snapshot())
+        current = current or self.snapshot()
+        # The common stop changed nothing: comparing fingerprints spares loading the reference.
+        name = "verified.json" if self.has_verified() else "baseline.json"
+        if self._fingerprint(self._session / name) == current.fingerprint:
+            return []
+        return diff(self.reference(), current)
 
     def classified_since_verified(
         self, rules: Rules | None = None, current: Snapshot | None = None
@@ -162,7 +175,18 @@ class WorkspaceState:
         return Snapshot.from_json(data)
 
     def _save(self, path: Path, snapshot: Snapshot) -> None:
+        # The fingerprint goes first and comes back last: a crash in between leaves none,
+        # never one that describes another snapshot than the one beside it.
+        fingerprint = path.with_suffix(".fingerprint")
+        fingerprint.unlink(missing_ok=True)
         write_atomic(path, snapshot.dumps().encode())
+        write_atomic(fingerprint, snapshot.fingerprint.encode())
+
+    def _fingerprint(self, path: Path) -> str | None:
+        try:
+            return path.with_suffix(".fingerprint").read_text()
+        except (OSError, UnicodeDecodeError):
+            return None
 
 
 def _inside(state_dir: Path, root: Path) -> tuple[str, ...]:
