@@ -157,12 +157,11 @@ def _decide(event: HookEvent, settings: StopSettings, state_dir: Path) -> StopRe
     if event.background_tasks:
         notice = "donegate: background tasks are still running; this stop was not checked."
         return _record(event, settings, state_dir, HookAnswer.allow(notice), None, None, [])
-    workspace.baseline()
     current = workspace.snapshot()
     writes = workspace.classified_since_verified(settings.rules, current)
     source = [w for w in writes if _gate_kind(w) == "source"]
     claim = _verify(event, settings, writes) if source else None
-    if not source and workspace.verified() is not None:
+    if not source and workspace.has_verified():
         facts = _still_verified(writes)
     else:
         facts = _facts(writes, claim if settings.has_checks else None, event, state_dir)

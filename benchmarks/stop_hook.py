@@ -1,0 +1,91 @@
+"""Wall time of a ``Stop`` hook when nothing changed, on a 10,000-file repository.
+
+Run: ``.venv/bin/python benchmarks/stop_hook.py [--files N] [--repeat R]``.
+
+Creates a git repository of N small Python files with a ``donegate.toml`` whose test command would
+take seconds, starts a session (``SessionStart``), then times, in the same run and as the median of
+R repeats, each a fresh process as the host starts one:
+  1. ``python -c pass`` (the floor: interpreter start-up),
+  2. ``donegate hook claude-code`` with a ``Stop`` payload, nothing changed since the baseline.
+Prints milliseconds and the ratio. Target: at most 10x. Nothing changed, so no check may run:
+the benchmark fails if the hook took longer than the test command alone would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from donegate.demo.project import git, payload
+
+TARGET_RATIO = 10.0
+SLOW_TEST_S = 3
+
+
+def make_repo(root: Path, files: int) -> None:
+    """``files`` Python modules in 100-file directories and a config with a slow test command."""
+    git(root, "init", "-q")
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(30))
+    for n in range(files):
+        path = root / f"pkg{n // 100:03d}" / f"mod_{n:05d}.py"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(f'"""Module {n}."""\n\n{body}')
+    command = json.dumps([sys.executable, "-c", f"import time; time.sleep({SLOW_TEST_S})"])
+    (root / "donegate.toml").write_text(
+        f'[[checks]]\ncheck_type = "test_run"\ncommand = {command}\n'
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "tree")
+
+
+def timed(cmd: list[str], stdin: str, env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    result = subprocess.run(
+        cmd, input=stdin, capture_output=True, text=True, env=env, cwd=cwd, check=False
+    )
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0 or "decision" in result.stdout:
+        raise SystemExit(f"unexpected hook answer: {result.returncode} {result.stdout!r}")
+    return elapsed
+
+
+def median_ms(runs: int, cmd: list[str], stdin: str, env: dict[str, str], cwd: Path) -> float:
+    return statistics.median(timed(cmd, stdin, env, cwd) for _ in range(runs)) * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=11)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="donegate-bench-") as tmp:
+        root, state = Path(tmp) / "repo", Path(tmp) / "state"
+        root.mkdir()
+        make_repo(root, args.files)
+        env = {**os.environ, "DONEGATE_STATE_DIR": str(state)}
+        hook = [sys.executable, "-m", "donegate", "hook", "claude-code"]
+        session = json.dumps(payload("SessionStart", "bench", root))
+        timed(hook, session, env, root)
+        stop = json.dumps(payload("Stop", "bench", root))
+        timed(hook, stop, env, root)  # warm the OS cache and the snapshot cache once
+        floor = median_ms(args.repeat, [sys.executable, "-c", "pass"], "", env, root)
+        hook_ms = median_ms(args.repeat, hook, stop, env, root)
+    ratio = hook_ms / floor
+    print(f"{args.files} files, nothing changed, median of {args.repeat} fresh processes each")
+    print(f"  python -c pass                  {floor:8.1f} ms")
+    print(f"  donegate hook claude-code Stop  {hook_ms:8.1f} ms   ratio {ratio:.1f}x")
+    print(f"  target <= {TARGET_RATIO:.0f}x: {'met' if ratio <= TARGET_RATIO else 'MISSED'}")
+    if hook_ms / 1000 >= SLOW_TEST_S:
+        raise SystemExit("the hook ran the test command although nothing changed")
+    return 0 if ratio <= TARGET_RATIO else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
