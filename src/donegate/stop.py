@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import subprocess
 import tomllib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from donegate import gitlisting
 from donegate.errors import InvalidInput
 from donegate.gate import Decision, Gate, GateOptions
 from donegate.gate.table import GateTable, parse_gate_table
@@ -73,18 +73,7 @@ class StopResult:
 
 def workspace_root(cwd: Path) -> Path:
     """The repository's top level when ``cwd`` is in one, else ``cwd`` itself."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(cwd), "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return cwd.resolve()
-    top = out.stdout.strip()
-    return Path(top) if out.returncode == 0 and top else cwd.resolve()
+    return gitlisting.toplevel(cwd) or cwd.resolve()
 
 
 def read_settings(root: Path) -> StopSettings:

@@ -1,77 +1,40 @@
 """The ``donegate`` command line: one subcommand per module, exit codes decided in one place.
 
-Subcommand modules are imported only when their command runs, so that a hook that starts a fresh
-process at every agent stop pays only for what it uses.
+``main`` is the console script. The hosts' hooks run ``donegate hook HOST`` at every agent stop,
+in a fresh process: that one path skips loading the command-line framework (a quarter of its
+start-up time); everything else, ``donegate hook --help`` included, goes through the click
+application in :mod:`donegate.cli.app`.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Sequence
 
-import click
-
-from donegate.__about__ import __version__
-from donegate.errors import InternalError, InvalidInput
-from donegate.exitcodes import HELP_TABLE, ExitCode
-
-# name -> "module:attribute" of a click command. Add a subcommand here and in its own module.
-COMMANDS: dict[str, str] = {
-    "verify": "donegate.cli.verify:verify",
-    "collect": "donegate.cli.collect:collect",
-    "schema": "donegate.cli.schema:schema",
-    "gate": "donegate.cli.gate:gate",
-    "receipts": "donegate.cli.receipts:receipts",
-    "hook": "donegate.cli.hook:hook",
-    "init": "donegate.cli.init:init",
-}
-
-
-class LazyGroup(click.Group):
-    """A group that imports a subcommand's module only when that subcommand is used."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
-            return None
-        module_name, attribute = target.split(":")
-        command = getattr(importlib.import_module(module_name), attribute)
-        if not isinstance(command, click.Command):
-            raise InternalError(f"{target} is not a click command")
-        return command
-
-
-@click.group(cls=LazyGroup, epilog=HELP_TABLE)
-@click.version_option(__version__, prog_name="donegate")
-def cli() -> None:
-    """Check an AI agent's completion claim against the world.
-
-    A Completion Claim (v0.1) lists what the agent changed and what was observed afterwards;
-    donegate computes the verdict (verified, unverified or refuted) by the spec's six rules.
-    """
-
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI and return its exit code; the console script calls this."""
+    """Run the CLI and return its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        result = cli.main(args, prog_name="donegate", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
-        return ExitCode.USAGE
-    except click.Abort:
-        click.echo("Aborted.", err=True)
-        return ExitCode.USAGE
-    except InvalidInput as exc:
-        click.echo(f"donegate: invalid input: {exc}", err=True)
-        return ExitCode.INVALID_INPUT
-    except Exception as exc:  # the one boundary where anything becomes exit 5
-        click.echo(f"donegate: internal error: {type(exc).__name__}: {exc}", err=True)
-        return ExitCode.INTERNAL
-    return int(result) if isinstance(result, int) else ExitCode.OK
+    fast = _hook_args(args)
+    if fast is not None:
+        from donegate.hooks.run import run_hook
+
+        return run_hook(*fast)
+    from donegate.cli.app import run
+
+    return run(args)
+
+
+def _hook_args(args: list[str]) -> tuple[str, str | None] | None:
+    """``hook HOST [--state-dir DIR]`` exactly, else None (click parses and explains the rest)."""
+    if len(args) not in (2, 4) or args[0] != "hook":
+        return None
+    from donegate.hooks import ADAPTERS
+
+    if args[1] not in ADAPTERS:
+        return None
+    if len(args) == 2:
+        return args[1], None
+    if args[2] != "--state-dir" or not args[3]:
+        return None
+    return args[1], args[3]

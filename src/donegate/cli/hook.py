@@ -1,141 +1,28 @@
-"""``donegate hook HOST``: what a host's hook runs; reads its payload, answers in its terms.
-
-The installed hooks call only this command. Whatever goes wrong inside donegate, the agent is not
-trapped: the stop is allowed, the person is told in a notice, and the stop is recorded as not
-verified. A traceback never becomes the agent's feedback.
-"""
+"""``donegate hook HOST``: what a host's hook runs (see :mod:`donegate.hooks.run`)."""
 
 from __future__ import annotations
 
-import json
-import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
-from donegate import statedir
-from donegate.errors import InvalidInput
-from donegate.exitcodes import ExitCode
-from donegate.hooks import ADAPTERS, HostAdapter, adapter
-from donegate.hooks.event import HookAnswer, HookEvent
-
-MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+from donegate.hooks import ADAPTERS
+from donegate.hooks.run import run_hook
 
 
 @click.command()
 @click.argument("host", type=click.Choice(sorted(ADAPTERS)))
 @click.option(
-    "--state-dir", type=click.Path(file_okay=False, path_type=Path), help="Where state lives."
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where session state and receipts live (default: $DONEGATE_STATE_DIR, then "
+    "~/.local/state/donegate).",
 )
 def hook(host: str, state_dir: Path | None) -> int:
     """Handle one HOST hook call: the payload on stdin, the answer on stdout.
 
     Session start and prompts pin the session's baseline; tool calls are journalled; a stop is
-    decided by the gate over the workspace's writes and donegate's own checks.
+    decided by the gate over the workspace's writes and donegate's own checks. Installed by
+    `donegate init HOST`; whatever fails inside donegate, the agent is let go and told why.
     """
-    host_adapter = adapter(host)
-    try:
-        event = host_adapter.parse(_payload(), fallback_cwd=Path.cwd())
-    except InvalidInput as exc:
-        click.echo(f"donegate: unreadable {host} hook payload: {exc}", err=True)
-        notice = f"donegate could not read this hook call ({exc}); the stop was not checked."
-        return _emit(host_adapter, HookAnswer.allow(notice), None)
-    state = statedir.ensure(state_dir)
-    try:
-        answer = _handle(event, state)
-    except Exception as exc:  # the agent must never be trapped by donegate's own failure
-        answer = _failed(event, state, exc)
-    return _emit(host_adapter, answer, event)
-
-
-def _payload() -> object:
-    data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
-    if len(data) > MAX_PAYLOAD_BYTES:
-        raise InvalidInput(f"payload larger than {MAX_PAYLOAD_BYTES} bytes")
-    try:
-        return json.loads(data or b"{}")
-    except ValueError as exc:
-        raise InvalidInput(f"not JSON: {exc}") from None
-
-
-def _handle(event: HookEvent, state: Path) -> HookAnswer:
-    # The stop pipeline is imported per event kind: a tool-call journal entry stays cheap.
-    if event.kind == "stop":
-        from donegate.stop import on_stop
-
-        return on_stop(event, state).answer
-    if event.kind == "baseline":
-        from donegate.stop import baseline
-
-        baseline(event, state)
-    elif event.kind == "tool_use" and event.tool_use is not None:
-        _journal(event, state)
-    return HookAnswer.allow()
-
-
-def _journal(event: HookEvent, state: Path) -> None:
-    from donegate.stop import read_settings, workspace_root
-    from donegate.workspace import WorkspaceState
-
-    assert event.tool_use is not None
-    root = workspace_root(event.cwd)
-    ignore = read_settings(root).ignore
-    journal = WorkspaceState(state, root, event.session_id, ignore=ignore).journal
-    use = event.tool_use
-    for path in use.paths or (None,):
-        journal.record(use.tool, path=_relative(path, root), command=use.command)
-
-
-def _relative(path: str | None, root: Path) -> str | None:
-    if path is None:
-        return None
-    candidate = Path(path)
-    if candidate.is_absolute():
-        try:
-            return candidate.resolve().relative_to(root).as_posix()
-        except ValueError:
-            return path
-    return candidate.as_posix()
-
-
-def _failed(event: HookEvent, state: Path, exc: Exception) -> HookAnswer:
-    what = f"{type(exc).__name__}: {exc}" if not isinstance(exc, InvalidInput) else str(exc)
-    click.echo(f"donegate: {event.host_event} hook failed: {what}", err=True)
-    if event.kind != "stop":
-        return HookAnswer.allow()
-    recorded = _record_failure(event, state, what)
-    where = "recorded as not verified" if recorded else "could not even be recorded"
-    return HookAnswer.allow(f"donegate could not check this stop ({what}); it is {where}.")
-
-
-def _record_failure(event: HookEvent, state: Path, what: str) -> bool:
-    try:
-        from donegate.ledger import Ledger
-
-        with Ledger(state) as ledger:
-            ledger.record(
-                session_id=event.session_id,
-                host=event.host,
-                workspace=event.cwd,
-                verdict="unverified",
-                decision="allow",
-                reason="donegate_error",
-                claim={},
-                decision_doc={"error": what, "at": datetime.now(UTC).isoformat()},
-            )
-    except Exception as exc:  # the ledger itself is what failed: say so, still let the agent go
-        click.echo(f"donegate: could not record the failure: {exc}", err=True)
-        return False
-    return True
-
-
-def _emit(host_adapter: HostAdapter, answer: HookAnswer, event: HookEvent | None) -> int:
-    if event is None:
-        out = {"systemMessage": answer.notice} if answer.notice else {}
-        click.echo(json.dumps(out) if out else "", nl=bool(out))
-        return ExitCode.OK
-    rendered = host_adapter.render(answer, event)
-    if rendered.stdout:
-        click.echo(rendered.stdout)
-    return rendered.exit_code
+    return run_hook(host, state_dir)

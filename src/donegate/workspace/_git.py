@@ -12,13 +12,15 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-_TIMEOUT_S = 60.0
+from donegate import gitlisting
+
+_TIMEOUT_S = gitlisting.TIMEOUT_S
 # One index entry of ``git ls-files -z --stage -v``: tag, mode, blob id, stage, tab, path, NUL.
 # The tag is "H" for a plain cached entry; lower case means assume-unchanged and "S"
 # skip-worktree: git would not notice those files change, so they are never vouched for.
 _STAGED = re.compile(r"(\S) ([0-7]+) ([0-9a-f]+) [0-3]\t([^\0]*)\0")
 # git must not prompt, page or read the user's global hooks while we list files.
-_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+_ENV = gitlisting.ENV
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class Listing:
     tracked: dict[str, str]
     untracked: list[str]
     clean: frozenset[str] = frozenset()
+    began_ns: int = 0
 
 
 def run(root: Path, *args: str) -> bytes | None:
@@ -53,34 +56,6 @@ def run(root: Path, *args: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def run_all(root: Path, *commands: tuple[str, ...]) -> list[bytes | None]:
-    """Git commands run concurrently; each one's stdout, or ``None`` where it failed."""
-    try:
-        procs = [_spawn(root, args) for args in commands]
-    except OSError:
-        return [None] * len(commands)
-    outs: list[bytes | None] = []
-    for proc in procs:
-        try:
-            out, _ = proc.communicate(timeout=_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            out = None
-        outs.append(out if proc.returncode == 0 else None)
-    return outs
-
-
-def _spawn(root: Path, args: tuple[str, ...]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        ["git", *args],
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **_ENV},
-    )
-
-
 def object_format(root: Path) -> str | None:
     """``sha1`` or ``sha256`` when ``root`` is inside a git work tree, else ``None``."""
     out = run(root, "rev-parse", "--is-inside-work-tree", "--show-object-format")
@@ -96,19 +71,14 @@ def listing(root: Path, fmt: str) -> Listing | None:
     """The index's entries under ``root`` and the untracked files that are not ignored."""
     # Two commands rather than one: with --stage, git prints untracked names unmarked, and a
     # file name could then pass for an index entry. They run side by side.
-    staged, others, dirty = run_all(
-        root,
-        ("ls-files", "-z", "--stage", "-v"),
-        ("ls-files", "-z", "--others", "--exclude-standard"),
-        ("diff-files", "-z", "--name-only", "--relative", "--", "."),
-    )
+    began, (staged, others, dirty) = gitlisting.collect(root)
     if staged is None or others is None:
         return None
     text = staged.decode("utf-8", "surrogateescape")  # os.fsdecode's mapping, in one call
     entries = [e for e in _STAGED.findall(text) if e[1] != "160000"]  # a submodule: not a file
     tracked = {path: oid for _tag, _mode, oid, path in entries}
     plain = {path for tag, _mode, _oid, path in entries if tag == "H"}
-    return Listing(fmt, tracked, _records(others), _clean(plain, dirty))
+    return Listing(fmt, tracked, _records(others), _clean(plain, dirty), began)
 
 
 def _clean(plain: set[str], dirty: bytes | None) -> frozenset[str]:

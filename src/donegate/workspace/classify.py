@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from donegate.workspace import cosmetic
 from donegate.workspace.patterns import matches_any
 from donegate.workspace.writes import Write
 
@@ -136,6 +135,9 @@ def classify(
         if any(matches_any(p, globs) for p in paths):
             return kind
     if write.change == "modified" and old_text is not None and new_text is not None:
+        # Imported here: parsing (ast, pygments) is only needed when an edit must be compared.
+        from donegate.workspace import cosmetic
+
         return "cosmetic" if cosmetic.equivalent(write.path, old_text, new_text) else "source"
     return "source"
 

@@ -122,7 +122,10 @@ class Snapshot:
         cache = _reusable(_resolve(previous), top, found.object_format) if rest else {}
         hasher = _Hasher(top, found.object_format, cache)
         entries = {**clean, **hasher.run(rest, found.tracked, keep)}
-        return cls(top, clock(), "git", found.object_format, entries, started)
+        # The listing may have begun before this call (a hook starts it early): the snapshot
+        # describes the tree from then on, which keeps the racy-clean horizon honest.
+        began = min(started, found.began_ns) if found.began_ns else started
+        return cls(top, clock(), "git", found.object_format, entries, began)
 
     @classmethod
     def _walked(
