@@ -22,6 +22,7 @@ from typing import Any, Literal, Self
 
 from donegate import statedir
 from donegate.errors import InvalidInput
+from donegate.sqlitefile import migrate
 
 FILE_NAME = "receipts.sqlite3"
 SCHEMA_VERSION = 1
@@ -193,7 +194,7 @@ class Ledger:
             try:
                 db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
                 db.execute("PRAGMA journal_mode = WAL")
-                _migrate(db, self.path)
+                migrate(db, self.path, _SCHEMA, SCHEMA_VERSION, _not_ours)
             except BaseException:
                 db.close()
                 raise
@@ -216,35 +217,8 @@ class Ledger:
         )
 
 
-def _migrate(db: sqlite3.Connection, path: Path) -> None:
-    """Create the schema in a new file; refuse a file whose schema is not ours."""
-    if _version(db) == SCHEMA_VERSION:
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        version = _version(db)  # again: another process may have created it meanwhile
-        if version == 0 and _is_empty(db):
-            # One statement at a time: executescript() would commit our transaction first.
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                db.execute(statement)
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        elif version != SCHEMA_VERSION:
-            raise InvalidInput(
-                f"receipt ledger {path}: schema version {version}, expected {SCHEMA_VERSION} "
-                "(not a donegate ledger, or from another version)"
-            )
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
-def _version(db: sqlite3.Connection) -> int:
-    return int(db.execute("PRAGMA user_version").fetchone()[0])
-
-
-def _is_empty(db: sqlite3.Connection) -> bool:
-    return bool(db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0)
+def _not_ours(detail: str) -> InvalidInput:
+    return InvalidInput(f"receipt ledger {detail} (not a donegate ledger, or from another version)")
 
 
 def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> str:

@@ -20,6 +20,7 @@ from donegate import statedir
 from donegate.errors import InternalError
 from donegate.gate.budget import Outcome, VetoCounts
 from donegate.gate.ladder import VETO_REASONS
+from donegate.sqlitefile import migrate
 
 FILE_NAME = "gate.sqlite3"
 SCHEMA_VERSION = 1
@@ -41,6 +42,10 @@ CREATE TABLE gate_events (
 );
 CREATE INDEX gate_events_by_session ON gate_events (session_id, seq);
 """
+
+
+def _not_ours(detail: str) -> StateError:
+    return StateError(f"gate state {detail} (not a donegate gate file, or from another version)")
 
 
 class StateError(InternalError):
@@ -151,43 +156,12 @@ class GateStore:
         if self._db is None:
             db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
             try:
-                _migrate(db, self.path)
+                migrate(db, self.path, _SCHEMA, SCHEMA_VERSION, _not_ours)
             except BaseException:
                 db.close()
                 raise
             self._db = db
         return self._db
-
-
-def _migrate(db: sqlite3.Connection, path: Path) -> None:
-    """Create the schema in a new file; refuse a file whose schema is not ours."""
-    if _version(db) == SCHEMA_VERSION:
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        version = _version(db)  # again: another process may have created it meanwhile
-        if version == 0 and _is_empty(db):
-            # One statement at a time: executescript() would commit our transaction first.
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                db.execute(statement)
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        elif version != SCHEMA_VERSION:
-            raise StateError(
-                f"gate state {path}: schema version {version}, expected {SCHEMA_VERSION} "
-                "(not a donegate gate file, or from another version)"
-            )
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
-def _version(db: sqlite3.Connection) -> int:
-    return int(db.execute("PRAGMA user_version").fetchone()[0])
-
-
-def _is_empty(db: sqlite3.Connection) -> bool:
-    return bool(db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0)
 
 
 def _read_counts(db: sqlite3.Connection, session_id: str) -> VetoCounts:

@@ -1,0 +1,48 @@
+"""What donegate's SQLite files (gate state, receipts) share: creating a schema exactly once.
+
+Both are opened by several hook processes at the same instant, so creating the schema is itself
+a transaction, and a file whose schema is not ours is refused rather than read as empty.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+
+def migrate(
+    db: sqlite3.Connection,
+    path: Path,
+    schema: str,
+    version: int,
+    refuse: Callable[[str], Exception],
+) -> None:
+    """Create ``schema`` (as ``user_version = version``) in a new file; refuse another's file.
+
+    ``refuse`` builds the error raised for a file with another schema; the caller's own type.
+    """
+    if _version(db) == version:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        found = _version(db)  # again: another process may have created it meanwhile
+        if found == 0 and _is_empty(db):
+            # One statement at a time: executescript() would commit our transaction first.
+            for statement in filter(str.strip, schema.split(";")):
+                db.execute(statement)
+            db.execute(f"PRAGMA user_version = {version}")
+        elif found != version:
+            raise refuse(f"{path}: schema version {found}, expected {version}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _is_empty(db: sqlite3.Connection) -> bool:
+    return bool(db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0)
