@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from donegate.claim import Claim, parse_claim
+from donegate.claim import Claim, Evidence, parse_claim
 from donegate.collect import collect
 from donegate.config import Config, parse_config
 from donegate.instant import Instant
@@ -45,3 +45,22 @@ def write(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
     return root
+
+
+def only(claim: Claim) -> Evidence:
+    """The one evidence item of a claim collected with one check."""
+    assert len(claim.evidence) == 1
+    return claim.evidence[0]
+
+
+def detail(item: Evidence) -> dict[str, object]:
+    """The collector's ``detail`` extra field of an evidence item."""
+    value = (item.model_extra or {})["detail"]
+    assert isinstance(value, dict)
+    return value
+
+
+def state(claim: Claim) -> str:
+    """The verdict state of a collected claim."""
+    assert claim.verdict is not None
+    return claim.verdict.state

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from donegate.claim import Claim, Evidence
 from donegate.errors import InvalidInput
 from tests.checks.httpserver import Reply, serving
-from tests.checks.support import collect_one, config_from
+from tests.checks.support import collect_one, config_from, detail, only, state
 
 V142 = '{"status": "ok", "version": "1.4.2", "build": {"id": "b7"}}'
 V141 = '{"status": "ok", "version": "1.4.1", "build": {"id": "b6"}}'
@@ -32,22 +31,6 @@ def check(url: str, expected: str, extra: str = "") -> str:
 
 def contains(text: str) -> str:
     return "{ status = 200, body_contains = " + json.dumps(text) + " }"
-
-
-def only(claim: Claim) -> Evidence:
-    assert len(claim.evidence) == 1
-    return claim.evidence[0]
-
-
-def detail(item: Evidence) -> dict[str, object]:
-    value = (item.model_extra or {})["detail"]
-    assert isinstance(value, dict)
-    return value
-
-
-def state(claim: Claim) -> str:
-    assert claim.verdict is not None
-    return claim.verdict.state
 
 
 def test_right_version_verifies(tmp_path: Path) -> None:

@@ -14,11 +14,11 @@ import pytest
 
 from donegate.checks.state_readback import backend_of, judge
 from donegate.checks.state_readback._values import to_json
-from donegate.claim import Claim, Evidence
+from donegate.claim import Claim
 from donegate.collect import collect
 from donegate.errors import InvalidInput
 from tests.checks.httpserver import Reply, serving
-from tests.checks.support import claim_with, config_from, write
+from tests.checks.support import claim_with, config_from, detail, only, state, write
 
 
 def readback(source: str, expected: str, extra: str = "") -> str:
@@ -34,22 +34,6 @@ def readback(source: str, expected: str, extra: str = "") -> str:
 
 def run(toml: str, base_dir: Path) -> Claim:
     return collect(claim_with("accounts/4471", kind="state_write"), config_from(toml, base_dir))
-
-
-def only(claim: Claim) -> Evidence:
-    assert len(claim.evidence) == 1
-    return claim.evidence[0]
-
-
-def detail(item: Evidence) -> dict[str, object]:
-    value = (item.model_extra or {})["detail"]
-    assert isinstance(value, dict)
-    return value
-
-
-def state(claim: Claim) -> str:
-    assert claim.verdict is not None
-    return claim.verdict.state
 
 
 @pytest.fixture

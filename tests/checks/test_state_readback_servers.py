@@ -16,9 +16,9 @@ import pytest
 import redis
 from sqlalchemy import create_engine, text
 
-from donegate.claim import Claim, Evidence
+from donegate.claim import Claim
 from donegate.collect import collect
-from tests.checks.support import claim_with, config_from
+from tests.checks.support import claim_with, config_from, detail, only, state
 
 DATABASES = {
     "postgresql": "postgresql+psycopg://postgres@127.0.0.1:5432/test",
@@ -88,22 +88,6 @@ def run(toml: str, environ: dict[str, str] | None = None) -> Claim:
     return collect(
         claim_with("accounts/4471", kind="state_write"), config_from(toml, Path.cwd(), environ)
     )
-
-
-def only(claim: Claim) -> Evidence:
-    assert len(claim.evidence) == 1
-    return claim.evidence[0]
-
-
-def detail(item: Evidence) -> dict[str, object]:
-    value = (item.model_extra or {})["detail"]
-    assert isinstance(value, dict)
-    return value
-
-
-def state(claim: Claim) -> str:
-    assert claim.verdict is not None
-    return claim.verdict.state
 
 
 def select(table: Table, where: str = "id = :id") -> str:
