@@ -24,7 +24,7 @@ from pydantic import JsonValue
 
 from donegate.__about__ import __version__
 from donegate.checks import CheckContext, Observation, globs, lookup
-from donegate.claim import Claim, Evidence, Verdict, Verifier
+from donegate.claim import Claim, Evidence, Verifier
 from donegate.config import CheckSpec, Config
 from donegate.instant import Instant
 from donegate.verdict import VerifyOptions, verify_claim
@@ -44,11 +44,13 @@ def collect(claim: Claim, config: Config, *, now: Instant | None = None) -> Clai
     first = len(claim.evidence)
     with_evidence = claim.model_copy(update={"evidence": [*claim.evidence, *collected]})
     options = VerifyOptions(
-        policy=config.applied_policy(), now=now, trust=config.trust | {VERIFIER_ID}
+        policy=config.applied_policy(),
+        now=now,
+        trust=config.trust | {VERIFIER_ID},
+        # Every configured check must itself confirm the claim: a partial pass is no pass.
+        required={first + i: spec.label for i, spec in enumerate(config.checks)},
     )
-    verified = verify_claim(with_evidence, options)
-    assert verified.verdict is not None
-    return verified.with_verdict(_every_check_matched(verified.verdict, config, first))
+    return verify_claim(with_evidence, options)
 
 
 def collect_evidence(claim: Claim, config: Config) -> list[Evidence]:
@@ -125,25 +127,3 @@ def _relabel_forged(claim: Claim) -> Claim:
             }
         )
     return claim.model_copy(update={"evidence": evidence})
-
-
-def _every_check_matched(verdict: Verdict, config: Config, first: int) -> Verdict:
-    """Verified only if every configured check observed and matched, not just enough of them."""
-    if verdict.state != "verified":
-        return verdict
-    ours = [f for f in verdict.evidence if f.index >= first]
-    failing = [f for f in ours if f.outcome != "match"]
-    if not failing:
-        return verdict
-    labels = [config.checks[f.index - first].label for f in failing]
-    finding = failing[0]
-    return verdict.model_copy(
-        update={
-            "state": "unverified",
-            "unmet": [*verdict.unmet, *(f"check:{label}" for label in labels)],
-            "reason": (
-                f"Configured check {labels[0]} did not confirm the claim "
-                f"(evidence[{finding.index}]: {finding.why})."
-            ),
-        }
-    )

@@ -8,8 +8,8 @@ caller passes one) can make a claim pass.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from donegate.claim import Claim, Evidence, Verdict, VerdictState
 from donegate.expectation import Comparison, compare
@@ -25,12 +25,16 @@ class VerifyOptions:
 
     ``policy`` replaces the document's own when given; ``trust`` (when not None) is the set of
     verifier ids whose ``independent`` label is believed; ``now`` is the decision time.
+    ``required`` names evidence items (by index) that must each count and match, whatever else
+    does: a collector's configured checks, so that a partial pass is never a pass. Each one that
+    does not is listed in ``unmet`` as ``check:<name>``.
     """
 
     policy: AppliedPolicy | None = None
     now: Instant | None = None
     trust: frozenset[str] | None = None
     max_skew_s: float = DEFAULT_MAX_SKEW_S
+    required: Mapping[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +62,8 @@ def decide(claim: Claim, options: VerifyOptions) -> Verdict:
     3. Compare every counting item: match, contradicts, or no observation.
     4. Rule 6: a counting item that contradicts its expectation refutes the claim.
     5. Rules 3 and 4, and the policy: verified only with at least one counting match, every
-       mutation covered by one, and every required check type matched by one.
+       mutation covered by one, every required check type matched by one, and every evidence
+       item the caller requires (``options.required``) a counting match itself.
     6. Otherwise unverified: absence is never success.
     """
     applied = options.policy or _document_policy(claim)
@@ -68,7 +73,7 @@ def decide(claim: Claim, options: VerifyOptions) -> Verdict:
         _read(written_at, i, item, applied, now, options) for i, item in enumerate(claim.evidence)
     ]
     matches = [r for r in readings if r.comparison and r.comparison.outcome == "match"]
-    unmet = _unmet(claim, applied, matches)
+    unmet = _unmet(claim, applied, matches, options.required)
     contradiction = next(
         (r for r in readings if r.comparison and r.comparison.outcome == "contradicts"), None
     )
@@ -78,7 +83,7 @@ def decide(claim: Claim, options: VerifyOptions) -> Verdict:
     elif matches and not unmet:
         state, reason = "verified", None
     else:
-        state, reason = "unverified", _unverified_reason(claim, readings, unmet)
+        state, reason = "unverified", _unverified_reason(claim, readings, unmet, options.required)
     # One validation call for the whole verdict: measurably cheaper than a model per finding.
     return Verdict.model_validate(
         {
@@ -149,11 +154,15 @@ def _why_not_counted(
     return None
 
 
-def _unmet(claim: Claim, applied: AppliedPolicy, matches: Sequence[_Reading]) -> list[str]:
+def _unmet(
+    claim: Claim, applied: AppliedPolicy, matches: Sequence[_Reading], required: Mapping[int, str]
+) -> list[str]:
     matched_types = {r.item.check_type for r in matches}
     covered = {mutation_id for r in matches for mutation_id in r.item.covers}
+    matched = {r.index for r in matches}
     unmet = [t for t in _unique(applied.requires) if t not in matched_types]
     unmet += [f"mutation:{m.id}" for m in claim.mutations if m.id not in covered]
+    unmet += [f"check:{name}" for index, name in sorted(required.items()) if index not in matched]
     return unmet
 
 
@@ -172,7 +181,9 @@ def _refuted_reason(reading: _Reading) -> str:
     )
 
 
-def _unverified_reason(claim: Claim, readings: Sequence[_Reading], unmet: Sequence[str]) -> str:
+def _unverified_reason(
+    claim: Claim, readings: Sequence[_Reading], unmet: Sequence[str], required: Mapping[int, str]
+) -> str:
     if not readings:
         return "No evidence was submitted; a claim without evidence is unproven (rule 4)."
     if not any(r.counts for r in readings):
@@ -181,6 +192,11 @@ def _unverified_reason(claim: Claim, readings: Sequence[_Reading], unmet: Sequen
             f"No evidence counts: evidence[0] ({first.item.check_type}) "
             f"does not count: {first.why_not}."
         )
+    # A required check that failed says most about why: its own reason comes first.
+    matched = {r.index for r in readings if r.comparison and r.comparison.outcome == "match"}
+    for index, name in sorted(required.items()):
+        if index not in matched and index < len(readings):
+            return f"Configured check {name} did not confirm the claim ({_why(readings[index])})."
     for entry in unmet:
         if entry.startswith("mutation:"):
             mutation = claim.mutation(entry.removeprefix("mutation:"))
@@ -196,6 +212,17 @@ def _unverified_reason(claim: Claim, readings: Sequence[_Reading], unmet: Sequen
 
 def _finding(reading: _Reading) -> dict[str, object]:
     comparison = reading.comparison
+    return {
+        "index": reading.index,
+        "check_type": reading.item.check_type,
+        "counts": reading.counts,
+        "outcome": comparison.outcome if comparison else None,
+        "why": _why(reading),
+    }
+
+
+def _why(reading: _Reading) -> str:
+    comparison = reading.comparison
     if comparison is None:
         why = reading.why_not or "does not count"
     elif comparison.outcome == "match":
@@ -204,13 +231,7 @@ def _finding(reading: _Reading) -> dict[str, object]:
         why = f"counts and contradicts its expectation on {', '.join(comparison.contradicted)}"
     else:
         why = _no_observation_why(reading)
-    return {
-        "index": reading.index,
-        "check_type": reading.item.check_type,
-        "counts": reading.counts,
-        "outcome": comparison.outcome if comparison else None,
-        "why": why,
-    }
+    return why
 
 
 def _no_observation_why(reading: _Reading) -> str:
