@@ -34,8 +34,13 @@ unit: $(STAMP)
 schema: $(STAMP)
 	$(BIN)/donegate schema > schema/completion-claim-0.1.schema.json
 
+# Speed goals, each measured against a baseline in the same run (see README, "Benchmarks").
 bench: $(STAMP)
 	$(BIN)/python benchmarks/verify_throughput.py
+	$(BIN)/python benchmarks/gate_decide.py
+	$(BIN)/python benchmarks/collect_overhead.py
+	$(BIN)/python benchmarks/workspace_snapshot.py
+	$(BIN)/python benchmarks/stop_hook.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
