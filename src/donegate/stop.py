@@ -27,7 +27,7 @@ from donegate.gate import Decision, Gate, GateOptions
 from donegate.gate.table import GateTable, parse_gate_table
 from donegate.hooks.event import HookAnswer, HookEvent
 from donegate.ledger import Ledger
-from donegate.workspace import ClassifiedWrite, Rules, Snapshot, WorkspaceState
+from donegate.workspace import ClassifiedWrite, Reported, Rules, Snapshot, WorkspaceState
 from donegate.workspace.snapshot import rfc3339
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ _SOURCE_KINDS = {"source": "source", "config": "source", "cosmetic": "cosmetic"}
 _VERIFIED_REASONS = ("verified_after_write", "verified")
 _QUIET_ALLOWS = (*_VERIFIED_REASONS, "no_workspace_write")
 MAX_FINDINGS_CHARS = 1500
+MAX_COMMANDS_KEPT = 50
 _MODES: dict[object, OnUnverified] = {"block": "block", "warn": "warn", "record": "record"}
 
 
@@ -149,7 +150,7 @@ def _decide(event: HookEvent, settings: StopSettings, state_dir: Path) -> StopRe
     current = workspace.snapshot()
     writes = workspace.classified_since_verified(settings.rules, current)
     source = [w for w in writes if _gate_kind(w) == "source"]
-    claim = _verify(event, settings, writes) if source else None
+    claim = _verify(event, settings, writes, _reported(workspace)) if source else None
     if not source and workspace.has_verified():
         facts = _still_verified(writes)
     else:
@@ -167,7 +168,17 @@ def _gate_kind(write: ClassifiedWrite) -> str:
     return _SOURCE_KINDS.get(write.kind, write.kind)
 
 
-def _verify(event: HookEvent, settings: StopSettings, writes: Sequence[ClassifiedWrite]) -> Claim:
+def _reported(workspace: WorkspaceState) -> list[Reported]:
+    """What the host's tool hooks reported since the writes being verified began."""
+    return workspace.journal.entries(since=workspace.reference().taken_at)
+
+
+def _verify(
+    event: HookEvent,
+    settings: StopSettings,
+    writes: Sequence[ClassifiedWrite],
+    reported: Sequence[Reported],
+) -> Claim:
     """The claim of this stop, with the configured checks' evidence and its verdict.
 
     Without checks the claim still gets a verdict (unverified: nothing observed it), so that the
@@ -178,13 +189,20 @@ def _verify(event: HookEvent, settings: StopSettings, writes: Sequence[Classifie
     from donegate.config import load_config
     from donegate.verdict import verify_claim
 
-    claim = _claim(event, writes)
+    claim = _claim(event, writes, reported)
     if settings.config_path is None or not settings.has_checks:
         return verify_claim(claim)
     return collect(claim, load_config(settings.config_path))
 
 
-def _claim(event: HookEvent, writes: Sequence[ClassifiedWrite]) -> Claim:
+def _claim(
+    event: HookEvent, writes: Sequence[ClassifiedWrite], reported: Sequence[Reported]
+) -> Claim:
+    """One mutation per write, timed when donegate's snapshot saw it (never by its mtime).
+
+    What the host's tool hooks reported rides along for the record: which tools wrote a file
+    and when they first said so, and the shell commands run meanwhile.
+    """
     from donegate.claim import parse_claim
 
     mutations = [
@@ -195,17 +213,30 @@ def _claim(event: HookEvent, writes: Sequence[ClassifiedWrite]) -> Claim:
             "at": rfc3339(w.write.observed_at),
             "write_kind": w.kind,
             **({"flags": list(w.flags)} if w.flags else {}),
+            **_reports(w.write.path, reported),
         }
         for i, w in enumerate(writes, start=1)
     ]
+    commands = [r.command for r in reported if r.command][-MAX_COMMANDS_KEPT:]
     return parse_claim(
         {
             "spec_version": "0.1",
             "task": {"id": event.session_id, "requested_by": event.host},
             "claimed_outcome": (event.last_message or "(the agent said nothing)")[:4000],
             "mutations": mutations,
+            **({"shell_commands": commands} if commands else {}),
         }
     )
+
+
+def _reports(path: str, reported: Sequence[Reported]) -> dict[str, Any]:
+    mine = [r for r in reported if r.path == path]
+    if not mine:
+        return {}
+    return {
+        "reported_by": sorted({r.tool for r in mine}),
+        "first_reported_at": rfc3339(min(r.at for r in mine)),
+    }
 
 
 def _facts(

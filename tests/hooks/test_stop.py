@@ -271,3 +271,19 @@ def test_state_lives_outside_the_working_tree(tmp_path: Path, state: Path) -> No
     status = sorted(p.name for p in repo.iterdir())
     assert status == [".git", "donegate.toml", "pytest.ini", "tests", "zipcode.py"]
     assert sqlite3.connect(state / "receipts.sqlite3").execute("select count(*) from receipts")
+
+
+def test_reported_writes_and_commands_ride_along_in_the_claim(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    (repo / "zipcode.py").write_text(FIXED)
+    tool = {"file_path": str(repo / "zipcode.py"), "content": FIXED}
+    run_hook(payload("PostToolUse", SESSION, repo, tool_name="Edit", tool_input=tool), state)
+    bash = {"command": "python -m pytest -q | tail -1"}
+    run_hook(payload("PostToolUse", SESSION, repo, tool_name="Bash", tool_input=bash), state)
+    assert not stop(repo, state).blocked
+    claim = receipts(state)[0].claim
+    [mutation] = claim["mutations"]
+    assert mutation["reported_by"] == ["Edit"]
+    assert mutation["first_reported_at"] <= mutation["at"]
+    assert claim["shell_commands"] == ["python -m pytest -q | tail -1"]
