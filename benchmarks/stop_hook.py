@@ -4,7 +4,8 @@ Run: ``.venv/bin/python benchmarks/stop_hook.py [--files N] [--repeat R]``.
 
 Creates a git repository of N small Python files with a ``donegate.toml`` whose test command would
 take seconds, starts a session (``SessionStart``), then times, in the same run and as the median of
-R repeats, each a fresh process as the host starts one:
+R repeats, run alternately so that both see the same machine, each a fresh process as the host
+starts one:
   1. ``python -c pass`` (the floor: interpreter start-up),
   2. ``donegate hook claude-code`` with a ``Stop`` payload, nothing changed since the baseline.
 Prints milliseconds and the ratio. Target: at most 10x. Nothing changed, so no check may run:
@@ -56,14 +57,22 @@ def timed(cmd: list[str], stdin: str, env: dict[str, str], cwd: Path) -> float:
     return elapsed
 
 
-def median_ms(runs: int, cmd: list[str], stdin: str, env: dict[str, str], cwd: Path) -> float:
-    return statistics.median(timed(cmd, stdin, env, cwd) for _ in range(runs)) * 1000
+def interleaved_ms(
+    runs: int, hook: list[str], stop: str, env: dict[str, str], cwd: Path
+) -> tuple[float, float]:
+    """Medians of ``python -c pass`` and of the hook, run alternately so both see the same load."""
+    floor: list[float] = []
+    hooked: list[float] = []
+    for _ in range(runs):
+        floor.append(timed([sys.executable, "-c", "pass"], "", env, cwd))
+        hooked.append(timed(hook, stop, env, cwd))
+    return statistics.median(floor) * 1000, statistics.median(hooked) * 1000
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=11)
+    parser.add_argument("--repeat", type=int, default=21)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="donegate-bench-") as tmp:
         root, state = Path(tmp) / "repo", Path(tmp) / "state"
@@ -75,10 +84,11 @@ def main() -> int:
         timed(hook, session, env, root)
         stop = json.dumps(payload("Stop", "bench", root))
         timed(hook, stop, env, root)  # warm the OS cache and the snapshot cache once
-        floor = median_ms(args.repeat, [sys.executable, "-c", "pass"], "", env, root)
-        hook_ms = median_ms(args.repeat, hook, stop, env, root)
+        floor, hook_ms = interleaved_ms(args.repeat, hook, stop, env, root)
     ratio = hook_ms / floor
-    print(f"{args.files} files, nothing changed, median of {args.repeat} fresh processes each")
+    print(
+        f"{args.files} files, nothing changed, median of {args.repeat} interleaved processes each"
+    )
     print(f"  python -c pass                  {floor:8.1f} ms")
     print(f"  donegate hook claude-code Stop  {hook_ms:8.1f} ms   ratio {ratio:.1f}x")
     print(f"  target <= {TARGET_RATIO:.0f}x: {'met' if ratio <= TARGET_RATIO else 'MISSED'}")

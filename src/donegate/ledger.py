@@ -14,11 +14,10 @@ import json
 import sqlite3
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal, NamedTuple, Self
 
 from donegate import statedir
 from donegate.errors import InvalidInput
@@ -53,8 +52,7 @@ _COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
-class Receipt:
+class Receipt(NamedTuple):
     """One recorded stop: who, where, when, the verdict and the gate's decision."""
 
     id: int

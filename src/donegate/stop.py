@@ -17,9 +17,8 @@ import json
 import tomllib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from donegate import gitlisting
 from donegate.errors import InvalidInput
@@ -44,8 +43,7 @@ MAX_COMMANDS_KEPT = 50
 _MODES: dict[object, OnUnverified] = {"block": "block", "warn": "warn", "record": "record"}
 
 
-@dataclass(frozen=True, slots=True)
-class StopSettings:
+class StopSettings(NamedTuple):
     """What ``donegate.toml`` says about stops, read without the collectors' models."""
 
     root: Path
@@ -60,8 +58,7 @@ class StopSettings:
         return self.gate.ignore
 
 
-@dataclass(frozen=True, slots=True)
-class StopResult:
+class StopResult(NamedTuple):
     """What the gate decided at a stop, what the host is told, and the receipt's id."""
 
     answer: HookAnswer
@@ -69,7 +66,6 @@ class StopResult:
     verdict: str
     receipt_id: int | None = None
     claim: dict[str, Any] | None = None
-    notes: list[str] = field(default_factory=list)
 
 
 def workspace_root(cwd: Path) -> Path:

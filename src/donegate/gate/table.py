@@ -6,8 +6,9 @@ Read by the hook path without the collectors' models, and by the configuration l
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.gate.options import GateOptions, parse_options
@@ -16,11 +17,10 @@ from donegate.gate.options import GateOptions, parse_options
 WORKSPACE_KEYS = ("test_paths", "doc_paths", "ignore")
 
 
-@dataclass(frozen=True, slots=True)
-class GateTable:
+class GateTable(NamedTuple):
     """A validated ``[gate]`` table."""
 
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = MappingProxyType({})
     test_paths: tuple[str, ...] = ()
     doc_paths: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ def parse(payload: Any, *, fallback_cwd: Path | None = None) -> HookEvent:
     tool_use = event.tool_use
     if tool_use is not None and tool_use.tool == "apply_patch":
         paths = tuple(dict.fromkeys(_patch_paths(payload.get("tool_input"))))
-        return replace(event, tool_use=ToolUse(tool_use.tool, paths, None, tool_use.failed))
+        return event._replace(tool_use=ToolUse(tool_use.tool, paths, None, tool_use.failed))
     return event
 
 

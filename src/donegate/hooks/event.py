@@ -1,20 +1,21 @@
 """What a host's hook payload means to donegate, and what donegate answers: host-neutral types.
 
+Named tuples rather than dataclasses: a hook process defines these at every agent stop, and a
+dataclass costs four times as long to define.
+
 Each host adapter translates its own payload into a :class:`HookEvent` and renders a
 :class:`HookAnswer` back in the host's terms. Nothing here knows any particular host.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 EventKind = Literal["baseline", "tool_use", "stop", "ignored"]
 
 
-@dataclass(frozen=True, slots=True)
-class ToolUse:
+class ToolUse(NamedTuple):
     """A tool call the host reports: which files it says it touched, or the command it ran."""
 
     tool: str
@@ -23,8 +24,7 @@ class ToolUse:
     failed: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class HookEvent:
+class HookEvent(NamedTuple):
     """One hook call, host-neutral.
 
     ``continuing`` is true when the agent is already continuing because a stop was blocked
@@ -41,14 +41,12 @@ class HookEvent:
     subagent: str | None = None
     tool_use: ToolUse | None = None
     last_message: str | None = None
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 Decision = Literal["allow", "block"]
 
 
-@dataclass(frozen=True, slots=True)
-class HookAnswer:
+class HookAnswer(NamedTuple):
     """What donegate tells the host: let the agent stop or send it back, and a note for the person.
 
     ``reason`` becomes the agent's next instruction on a block; ``notice`` is shown to the person.
@@ -69,8 +67,7 @@ class HookAnswer:
         return cls("block", reason, notice)
 
 
-@dataclass(frozen=True, slots=True)
-class HostOutput:
+class HostOutput(NamedTuple):
     """What the hook process writes and how it exits."""
 
     stdout: str

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from donegate import gitlisting
 
@@ -23,8 +23,7 @@ _STAGED = re.compile(r"(\S) ([0-7]+) ([0-9a-f]+) [0-3]\t([^\0]*)\0")
 _ENV = gitlisting.ENV
 
 
-@dataclass(frozen=True)
-class Listing:
+class Listing(NamedTuple):
     """The files git would consider: index entries with their blob ids, and untracked files.
 
     ``clean`` holds the tracked paths whose working-tree file git itself vouches for: not

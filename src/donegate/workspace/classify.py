@@ -11,8 +11,7 @@ whatever their kind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from donegate.workspace.patterns import matches_any
 from donegate.workspace.writes import Write
@@ -90,8 +89,7 @@ HOOK_FILES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Rules:
+class Rules(NamedTuple):
     """Path globs (see :mod:`donegate.workspace.patterns`) for the path-decided kinds."""
 
     test_globs: tuple[str, ...] = DEFAULT_TEST_GLOBS
@@ -99,8 +97,7 @@ class Rules:
     config_globs: tuple[str, ...] = DEFAULT_CONFIG_GLOBS
 
 
-@dataclass(frozen=True)
-class ClassifiedWrite:
+class ClassifiedWrite(NamedTuple):
     """A write with its kind and any flags (``"test-hook"``: see :func:`flags`)."""
 
     write: Write
@@ -113,8 +110,11 @@ class ClassifiedWrite:
         return self.kind in NEEDS_VERIFYING
 
 
+DEFAULT_RULES = Rules()
+
+
 def classify(
-    write: Write, old_text: str | None, new_text: str | None, rules: Rules = Rules()
+    write: Write, old_text: str | None, new_text: str | None, rules: Rules = DEFAULT_RULES
 ) -> WriteKind:
     """The kind of ``write``, given the file's text before and after (``None``: not known).
 

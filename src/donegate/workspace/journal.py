@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from donegate.workspace.snapshot import rfc3339, utc_now
 
 
-@dataclass(frozen=True)
-class Reported:
+class Reported(NamedTuple):
     """One write as a host reported it: ``path`` may be ``None`` for a shell command."""
 
     tool: str

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from donegate.workspace.snapshot import Snapshot, rfc3339
 
 Change = Literal["added", "modified", "deleted", "renamed"]
 
 
-@dataclass(frozen=True)
-class Write:
+class Write(NamedTuple):
     """One change to one file.
 
     ``observed_at`` is when donegate observed the change (the end of the snapshot that shows it),
