@@ -40,6 +40,7 @@ _VERIFIED_REASONS = ("verified_after_write", "verified")
 _QUIET_ALLOWS = (*_VERIFIED_REASONS, "no_workspace_write")
 MAX_FINDINGS_CHARS = 1500
 MAX_COMMANDS_KEPT = 50
+LET_GO = "max_blocks_in_a_row"
 _MODES: dict[object, OnUnverified] = {"block": "block", "warn": "warn", "record": "record"}
 
 
@@ -157,7 +158,28 @@ def _decide(event: HookEvent, settings: StopSettings, state_dir: Path) -> StopRe
     if verified:
         workspace.mark_verified(current)
     answer = _answer(decision, settings.on_unverified, claim, writes)
+    cap = settings.gate.max_blocks_in_a_row
+    if answer.decision == "block" and _blocked_in_a_row(event, state_dir) + 1 >= cap:
+        answer = _let_go(decision, cap)
+        return _record(event, settings, state_dir, answer, decision, claim, writes, LET_GO)
     return _record(event, settings, state_dir, answer, decision, claim, writes)
+
+
+def _blocked_in_a_row(event: HookEvent, state_dir: Path) -> int:
+    """How many of this session's latest stops were blocked, back to the last one let go."""
+    with Ledger(state_dir) as ledger:
+        recent = ledger.recent(limit=50, session=event.session_id)
+    return next((i for i, r in enumerate(recent) if r.decision != "veto"), len(recent))
+
+
+def _let_go(decision: Decision, cap: int) -> HookAnswer:
+    # Soft and strict budgets are separate; together they could block past the host's own loop
+    # cap (Claude Code force-ends a turn after about 8 blocks), which ends the session silently.
+    return HookAnswer.allow(
+        f"donegate: this stop is NOT verified ({decision.reason}); the agent was sent back "
+        f"{cap - 1} times in a row, so it is let go now rather than by the host. "
+        f"{decision.message or ''}".strip()
+    )
 
 
 def _gate_kind(write: ClassifiedWrite) -> str:
@@ -385,6 +407,7 @@ def _record(
     decision: Decision | None,
     claim: Claim | None,
     writes: Sequence[ClassifiedWrite],
+    reason: str | None = None,
 ) -> StopResult:
     verdict = claim.verdict.state if claim is not None and claim.verdict is not None else "none"
     claim_doc = claim.to_json_dict() if claim is not None else {}
@@ -396,7 +419,7 @@ def _record(
             workspace=settings.root,
             verdict=verdict,
             decision="veto" if answer.decision == "block" else "allow",
-            reason=decision.reason if decision else "background_tasks",
+            reason=reason or (decision.reason if decision else "background_tasks"),
             claim=claim_doc,
             decision_doc=decision_doc,
         )

@@ -287,3 +287,20 @@ def test_reported_writes_and_commands_ride_along_in_the_claim(tmp_path: Path, st
     assert mutation["reported_by"] == ["Edit"]
     assert mutation["first_reported_at"] <= mutation["at"]
     assert claim["shell_commands"] == ["python -m pytest -q | tail -1"]
+
+
+def test_soft_and_strict_blocks_together_stop_below_the_hosts_loop_cap(
+    tmp_path: Path, state: Path
+) -> None:
+    repo = make_repo(tmp_path, requires_write=True)
+    config = repo / "donegate.toml"
+    config.write_text(config.read_text().replace("[gate]\n", "[gate]\nmax_blocks_in_a_row = 3\n"))
+    start(repo, state)
+    first = stop(repo, state)  # nothing written yet: a soft veto
+    (repo / "zipcode.py").write_text("def normalize(z):\n    return None\n")
+    second = stop(repo, state, stop_hook_active=True)  # red: a strict veto
+    third = stop(repo, state, stop_hook_active=True)
+    assert [first.blocked, second.blocked, third.blocked] == [True, True, False]
+    assert "2 times in a row" in third.answer["systemMessage"]
+    assert "NOT verified" in third.answer["systemMessage"]
+    assert [r.reason for r in receipts(state)][-1] == "max_blocks_in_a_row"

@@ -23,6 +23,7 @@ on_unverified = "block"  # block: send the agent back; warn: let it stop, tell y
 # requires_write = false  # true for sessions whose task is always a code change
 max_vetoes = 3            # soft vetoes (no source change yet) before the gate lets go, attributably
 max_strict_vetoes = 5     # red or missing verification: sent back at most this many times in a row
+max_blocks_in_a_row = 6   # any blocks in a row, before the host's own loop cap ends the session
 
 {checks}"""
 
