@@ -26,13 +26,13 @@ from donegate.gate import Decision, Gate, GateOptions
 from donegate.gate.table import GateTable, parse_gate_table
 from donegate.hooks.event import HookAnswer, HookEvent
 from donegate.ledger import Ledger
+from donegate.pinned import CONFIG_FILE, pin, pinned
 from donegate.workspace import ClassifiedWrite, Reported, Rules, Snapshot, WorkspaceState
 from donegate.workspace.snapshot import rfc3339
 
 if TYPE_CHECKING:
     from donegate.claim import Claim
 
-CONFIG_FILE = "donegate.toml"
 OnUnverified = Literal["block", "warn", "record"]
 # Writes that count as a source change for the gate: build configuration can break a build too.
 _SOURCE_KINDS = {"source": "source", "config": "source", "cosmetic": "cosmetic"}
@@ -48,11 +48,12 @@ class StopSettings(NamedTuple):
     """What ``donegate.toml`` says about stops, read without the collectors' models."""
 
     root: Path
-    config_path: Path | None
+    config_text: str | None
     gate: GateTable
     rules: Rules
     on_unverified: OnUnverified
     has_checks: bool
+    config_changed: bool = False
 
     @property
     def ignore(self) -> tuple[str, ...]:
@@ -74,20 +75,27 @@ def workspace_root(cwd: Path) -> Path:
     return gitlisting.toplevel(cwd) or cwd.resolve()
 
 
-def read_settings(root: Path) -> StopSettings:
-    """The stop-relevant parts of ``root/donegate.toml``; defaults when there is no file."""
+def session_settings(state_dir: Path, root: Path, session_id: str) -> StopSettings:
+    """The settings this session is judged by: its pinned ``donegate.toml`` (see ``pinned``)."""
+    config = pinned(state_dir, root, session_id)
+    return read_settings(root, config.text, changed=config.changed)
+
+
+def read_settings(root: Path, text: str | None, *, changed: bool = False) -> StopSettings:
+    """The stop-relevant parts of a ``donegate.toml`` text; defaults when there is none."""
     path = root / CONFIG_FILE
-    if not path.exists():
-        return StopSettings(root, None, GateTable(), Rules(), "block", False)
+    if text is None:
+        return StopSettings(root, None, GateTable(), Rules(), "block", False, changed)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(text)
         table = parse_gate_table(raw.get("gate"))
         mode = _on_unverified(raw.get("policy"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except tomllib.TOMLDecodeError as exc:
         raise InvalidInput(f"{path}: {exc}") from None
     except InvalidInput as exc:
         raise InvalidInput(f"{path}: {exc}", exc.path) from None
-    return StopSettings(root, path, table, _rules(table), mode, bool(raw.get("checks")))
+    checks = bool(raw.get("checks"))
+    return StopSettings(root, text, table, _rules(table), mode, checks, changed)
 
 
 def _on_unverified(policy: object) -> OnUnverified:
@@ -128,8 +136,8 @@ def session_lock(state_dir: Path, session_id: str) -> Iterator[None]:
 def on_stop(event: HookEvent, state_dir: Path) -> StopResult:
     """Decide a stop event: the whole pipeline, under the session's lock."""
     root = workspace_root(event.cwd)
-    settings = read_settings(root)
     with session_lock(state_dir, event.session_id):
+        settings = session_settings(state_dir, root, event.session_id)
         return _decide(event, settings, state_dir)
 
 
@@ -157,12 +165,23 @@ def _decide(event: HookEvent, settings: StopSettings, state_dir: Path) -> StopRe
     verified = claim is not None and claim.verdict is not None and claim.verdict.state == "verified"
     if verified:
         workspace.mark_verified(current)
-    answer = _answer(decision, settings.on_unverified, claim, writes)
+    answer = _with_note(_answer(decision, settings.on_unverified, claim, writes), settings)
     cap = settings.gate.max_blocks_in_a_row
     if answer.decision == "block" and _blocked_in_a_row(event, state_dir) + 1 >= cap:
         answer = _let_go(decision, cap)
         return _record(event, settings, state_dir, answer, decision, claim, writes, LET_GO)
     return _record(event, settings, state_dir, answer, decision, claim, writes)
+
+
+def _with_note(answer: HookAnswer, settings: StopSettings) -> HookAnswer:
+    if not settings.config_changed:
+        return answer
+    note = (
+        f"{CONFIG_FILE} was changed during this session; this stop was judged by the "
+        "configuration the session started with."
+    )
+    notice = f"{answer.notice} {note}" if answer.notice else f"donegate: {note}"
+    return answer._replace(notice=notice)
 
 
 def _blocked_in_a_row(event: HookEvent, state_dir: Path) -> int:
@@ -204,13 +223,15 @@ def _verify(
     """
     # Imported here: the claim models and the collectors are only needed when there is a write.
     from donegate.collect import collect
-    from donegate.config import load_config
+    from donegate.config import parse_config
     from donegate.verdict import verify_claim
 
     claim = _claim(event, writes, reported)
-    if settings.config_path is None or not settings.has_checks:
+    if settings.config_text is None or not settings.has_checks:
         return verify_claim(claim)
-    return collect(claim, load_config(settings.config_path))
+    source = str(settings.root / CONFIG_FILE)
+    config = parse_config(settings.config_text, base_dir=settings.root, source=source)
+    return collect(claim, config)
 
 
 def _claim(
@@ -450,7 +471,8 @@ def baseline(event: HookEvent, state_dir: Path) -> Snapshot:
     from an earlier turn stay writes.
     """
     root = workspace_root(event.cwd)
-    settings = read_settings(root)
     with session_lock(state_dir, event.session_id):
+        pin(state_dir, root, event.session_id)
+        settings = session_settings(state_dir, root, event.session_id)
         workspace = WorkspaceState(state_dir, root, event.session_id, ignore=settings.ignore)
         return workspace.ensure_baseline()

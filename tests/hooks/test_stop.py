@@ -212,8 +212,8 @@ def test_a_red_build_is_let_go_attributably_after_the_strict_cap(
 
 def test_a_broken_config_never_traps_the_agent(tmp_path: Path, state: Path) -> None:
     repo = make_repo(tmp_path)
-    start(repo, state)
     (repo / "donegate.toml").write_text("[gate]\nmax_vetoes = 'many'\n")
+    start(repo, state)
     (repo / "zipcode.py").write_text(FIXED)
     run = stop(repo, state)
     assert not run.blocked
@@ -304,3 +304,32 @@ def test_soft_and_strict_blocks_together_stop_below_the_hosts_loop_cap(
     assert "2 times in a row" in third.answer["systemMessage"]
     assert "NOT verified" in third.answer["systemMessage"]
     assert [r.reason for r in receipts(state)][-1] == "max_blocks_in_a_row"
+
+
+def test_an_agent_cannot_loosen_the_configuration_mid_session(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    config = repo / "donegate.toml"
+    config.write_text(
+        config.read_text()
+        .replace('on_unverified = "block"', 'on_unverified = "record"')
+        .replace('"-m", "pytest"', '"-c", "pass", "pytest"')
+    )
+    (repo / "zipcode.py").write_text("def normalize(z):\n    return None\n")
+    run = stop(repo, state)
+    assert run.blocked
+    assert "test_plain" in run.answer["reason"]
+    assert "judged by the configuration the session started with" in run.answer["systemMessage"]
+
+
+def test_a_session_without_a_start_is_judged_by_heads_configuration(
+    tmp_path: Path, state: Path
+) -> None:
+    repo = make_repo(tmp_path)
+    config = repo / "donegate.toml"
+    config.write_text(
+        config.read_text().replace('on_unverified = "block"', 'on_unverified = "record"')
+    )
+    (repo / "zipcode.py").write_text("def normalize(z):\n    return None\n")
+    run = stop(repo, state, session="late")
+    assert run.blocked

@@ -79,12 +79,12 @@ def _list_early(cwd: Path) -> None:
 
 
 def _journal(event: HookEvent, state: Path) -> None:
-    from donegate.stop import read_settings, workspace_root
+    from donegate.stop import session_settings, workspace_root
     from donegate.workspace import WorkspaceState
 
     assert event.tool_use is not None
     root = workspace_root(event.cwd)
-    ignore = read_settings(root).ignore
+    ignore = session_settings(state, root, event.session_id).ignore
     journal = WorkspaceState(state, root, event.session_id, ignore=ignore).journal
     use = event.tool_use
     for path in use.paths or (None,):

@@ -47,6 +47,12 @@ def _session_dir_name(session_id: str) -> str:
     return "h-" + hashlib.blake2b(session_id.encode(), digest_size=12).hexdigest()
 
 
+def session_dir(state_dir: str | Path, root: str | Path, session_id: str) -> Path:
+    """Where one session's state for the workspace at ``root`` lives (not created)."""
+    workspaces = Path(state_dir).resolve() / "workspaces" / workspace_id(root)
+    return workspaces / "sessions" / _session_dir_name(session_id)
+
+
 class WorkspaceState:
     """Snapshots and writes of the workspace at ``root`` for one session of one agent."""
 
@@ -65,7 +71,7 @@ class WorkspaceState:
         self.clock = clock
         self.ignore = (*ignore, *_inside(self.state_dir, self.root))
         self._dir = self.state_dir / "workspaces" / workspace_id(self.root)
-        self._session = self._dir / "sessions" / _session_dir_name(session_id)
+        self._session = session_dir(self.state_dir, self.root, session_id)
         self.blobs = BlobStore(self.state_dir / "blobs", self.root)
         self.journal = Journal(self._session / "journal.jsonl")
 

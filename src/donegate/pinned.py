@@ -1,0 +1,105 @@
+"""The configuration a session is judged by: ``donegate.toml`` as it was when the session began.
+
+The file lives in the agent's working tree, so the agent can edit it: loosen a policy, swap the
+test command for ``true``, ignore the files it wrote. A session is therefore judged by the copy
+pinned when it started (its first hook call), kept in the state directory; an edit made during
+the session is a write like any other, and is reported, but judges nothing until a new session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import NamedTuple
+
+from donegate.errors import InvalidInput
+from donegate.gitlisting import ENV, TIMEOUT_S
+from donegate.workspace.state import session_dir
+
+CONFIG_FILE = "donegate.toml"
+_PIN = "config.json"
+
+
+class PinnedConfig(NamedTuple):
+    """The pinned text (None: there was no ``donegate.toml``) and whether the tree's differs."""
+
+    text: str | None
+    changed: bool
+
+
+def pin(state_dir: Path, root: Path, session_id: str) -> None:
+    """At a session's start: remember ``donegate.toml`` as it is now, unless already pinned."""
+    path = session_dir(state_dir, root, session_id) / _PIN
+    if not path.exists():
+        _write(path, _current(root))
+
+
+def pinned(state_dir: Path, root: Path, session_id: str) -> PinnedConfig:
+    """The configuration this session is judged by, pinning one now if it has none.
+
+    A session that began before donegate was installed is pinned to ``HEAD``'s file when git has
+    one, else to the working tree's as it is at this first stop.
+    """
+    path = session_dir(state_dir, root, session_id) / _PIN
+    current = _current(root)
+    if path.exists():
+        text = _read(path)
+    else:
+        text = _at_head(root) if _in_git(root) else current
+        _write(path, text)
+    return PinnedConfig(text, text != current)
+
+
+def _current(root: Path) -> str | None:
+    try:
+        return (root / CONFIG_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read {root / CONFIG_FILE}: {exc}") from None
+
+
+def _in_git(root: Path) -> bool:
+    return _git(root, "rev-parse", "--verify", "--quiet", "HEAD") is not None
+
+
+def _at_head(root: Path) -> str | None:
+    out = _git(root, "show", f"HEAD:{CONFIG_FILE}")
+    return None if out is None else out.decode("utf-8", "replace")
+
+
+def _git(root: Path, *args: str) -> bytes | None:
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=root,
+            capture_output=True,
+            timeout=TIMEOUT_S,
+            env={**os.environ, **ENV},
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(
+            f"cannot read the session's pinned configuration {path}: {exc}"
+        ) from None
+    text = data.get("text") if isinstance(data, dict) else None
+    if text is not None and not isinstance(text, str):
+        raise InvalidInput(f"{path}: not a pinned configuration")
+    return text
+
+
+def _write(path: Path, text: str | None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"text": text}), encoding="utf-8")
+    tmp.replace(path)
