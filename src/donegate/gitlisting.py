@@ -27,6 +27,12 @@ LISTING: tuple[tuple[str, ...], ...] = (
 _started: dict[Path, tuple[int, list[subprocess.Popen[bytes]]]] = {}
 
 
+@lru_cache(maxsize=32)
+def resolved(path: str | Path) -> Path:
+    """``Path(path).resolve()``, once per process: a hook resolves the same few paths often."""
+    return Path(path).resolve()
+
+
 @lru_cache(maxsize=8)
 def toplevel(cwd: Path) -> Path | None:
     """The top level of the git work tree holding ``cwd``, or None outside git."""
@@ -60,14 +66,14 @@ def start(root: Path) -> None:
     """Begin listing ``root`` now (a no-op if git cannot be started there)."""
     began = time.time_ns()
     try:
-        _started[root.resolve()] = (began, [spawn(root, args) for args in LISTING])
+        _started[resolved(root)] = (began, [spawn(root, args) for args in LISTING])
     except OSError:
         return
 
 
 def collect(root: Path) -> tuple[int, list[bytes | None]]:
     """When the listing of ``root`` began (ns) and each command's output (None: it failed)."""
-    began, procs = _started.pop(root.resolve(), (0, []))
+    began, procs = _started.pop(resolved(root), (0, []))
     if not procs:
         began = time.time_ns()
         try:

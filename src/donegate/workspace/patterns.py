@@ -138,14 +138,26 @@ class _NameSet:
 
     def __init__(self, globs: list[str]) -> None:
         self.literal = frozenset(g for g in globs if not _is_glob(g))
-        wild = [_translate(g) for g in globs if _is_glob(g)]
-        self.regex = re.compile("|".join(wild)) if wild else None
+        # "*.pyc" and "junit*" shapes need no regex: compiling one costs a hook milliseconds.
+        wild = [g for g in globs if _is_glob(g)]
+        self.suffixes = tuple(g[1:] for g in wild if _is_plain(g[1:]) and g.startswith("*"))
+        self.prefixes = tuple(g[:-1] for g in wild if _is_plain(g[:-1]) and g.endswith("*"))
+        rest = [_translate(g) for g in wild if not _is_plain(g[1:]) and not _is_plain(g[:-1])]
+        self.regex = re.compile("|".join(rest)) if rest else None
 
     def has(self, name: str) -> bool:
         if name in self.literal:
+            return True
+        if self.suffixes and name.endswith(self.suffixes):
+            return True
+        if self.prefixes and name.startswith(self.prefixes):
             return True
         return self.regex is not None and self.regex.fullmatch(name) is not None
 
 
 def _is_glob(text: str) -> bool:
     return any(c in text for c in "*?[")
+
+
+def _is_plain(text: str) -> bool:
+    return bool(text) and not _is_glob(text)

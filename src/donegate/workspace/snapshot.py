@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from donegate.errors import InvalidInput
+from donegate.gitlisting import resolved
 from donegate.workspace import _git
 from donegate.workspace.patterns import DEFAULT_IGNORES, PathFilter
 
@@ -108,7 +109,7 @@ class Snapshot:
         ``ignore`` adds patterns to the default ones; ``keep`` receives the contents of freshly
         read small files that git does not already hold (for classifying later edits).
         """
-        top = Path(root).resolve()
+        top = resolved(root)
         started = time.time_ns()
         skip = PathFilter((*DEFAULT_IGNORES, *ignore))
         fmt = _git.object_format(top)
@@ -144,7 +145,7 @@ class Snapshot:
     @classmethod
     def from_head(cls, root: str | Path, *, ignore: Sequence[str] = ()) -> Snapshot:
         """``HEAD``'s tree under ``root`` as a snapshot; empty when there is no commit yet."""
-        top = Path(root).resolve()
+        top = resolved(root)
         fmt = _git.object_format(top)
         tree = (_git.head_tree(top) or {}) if fmt else {}
         skip = PathFilter((*DEFAULT_IGNORES, *ignore))

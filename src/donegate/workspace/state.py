@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from donegate.errors import InvalidInput
+from donegate.gitlisting import resolved
 from donegate.workspace._files import write_atomic
 from donegate.workspace.blobs import BlobStore
 from donegate.workspace.classify import ClassifiedWrite, Rules, classify, flags
@@ -38,7 +39,7 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 def workspace_id(root: str | Path) -> str:
     """A stable id for the workspace at ``root``: a hash of its resolved path."""
-    return hashlib.blake2b(str(Path(root).resolve()).encode(), digest_size=12).hexdigest()
+    return hashlib.blake2b(str(resolved(root)).encode(), digest_size=12).hexdigest()
 
 
 def _session_dir_name(session_id: str) -> str:
@@ -49,7 +50,7 @@ def _session_dir_name(session_id: str) -> str:
 
 def session_dir(state_dir: str | Path, root: str | Path, session_id: str) -> Path:
     """Where one session's state for the workspace at ``root`` lives (not created)."""
-    workspaces = Path(state_dir).resolve() / "workspaces" / workspace_id(root)
+    workspaces = resolved(state_dir) / "workspaces" / workspace_id(root)
     return workspaces / "sessions" / _session_dir_name(session_id)
 
 
@@ -65,8 +66,8 @@ class WorkspaceState:
         ignore: Sequence[str] = (),
         clock: Clock = utc_now,
     ) -> None:
-        self.state_dir = Path(state_dir).resolve()
-        self.root = Path(root).resolve()
+        self.state_dir = resolved(state_dir)
+        self.root = resolved(root)
         self.session_id = session_id
         self.clock = clock
         self.ignore = (*ignore, *_inside(self.state_dir, self.root))
