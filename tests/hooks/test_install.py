@@ -36,7 +36,7 @@ def test_install_into_an_empty_repo(tmp_path: Path) -> None:
     hooks = settings(tmp_path)["hooks"]
     assert set(hooks) == set(HOSTS["claude-code"].events)
     stop = hooks["Stop"][0]["hooks"][0]
-    assert stop == {"type": "command", "command": CMD, "timeout": 900}
+    assert stop == {"type": "command", "command": CMD, "timeout": 1800}
     assert hooks["PostToolUse"][0]["matcher"].startswith("Write|Edit")
 
 

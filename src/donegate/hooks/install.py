@@ -30,7 +30,8 @@ class HostSettings:
     settings: str
     events: dict[str, str | None]  # event -> matcher (None: no matcher)
     stop_events: tuple[str, ...]
-    stop_timeout_s: int = 900
+    # Twice the starter's test timeout: a host that kills the hook first records nothing.
+    stop_timeout_s: int = 1800
     other_timeout_s: int = 30
 
 
