@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.gitlisting import ENV, TIMEOUT_S
@@ -23,10 +23,15 @@ _PIN = "config.json"
 
 
 class PinnedConfig(NamedTuple):
-    """The pinned text (None: there was no ``donegate.toml``) and whether the tree's differs."""
+    """The pinned text (None: there was no ``donegate.toml``) and whether the tree's differs.
+
+    ``parsed`` is the text's TOML as data when it was valid and JSON can hold it, kept beside the
+    text so that a stop, which happens far more often than a session start, need not parse TOML.
+    """
 
     text: str | None
     changed: bool
+    parsed: dict[str, Any] | None = None
 
 
 def pin(state_dir: Path, root: Path, session_id: str) -> None:
@@ -45,11 +50,11 @@ def pinned(state_dir: Path, root: Path, session_id: str) -> PinnedConfig:
     path = session_dir(state_dir, root, session_id) / _PIN
     current = _current(root)
     if path.exists():
-        text = _read(path)
+        text, parsed = _read(path)
     else:
         text = _at_head(root) if _in_git(root) else current
-        _write(path, text)
-    return PinnedConfig(text, text != current)
+        parsed = _write(path, text)
+    return PinnedConfig(text, text != current, parsed)
 
 
 def _current(root: Path) -> str | None:
@@ -85,7 +90,7 @@ def _git(root: Path, *args: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path) -> tuple[str | None, dict[str, Any] | None]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -93,13 +98,30 @@ def _read(path: Path) -> str | None:
             f"cannot read the session's pinned configuration {path}: {exc}"
         ) from None
     text = data.get("text") if isinstance(data, dict) else None
-    if text is not None and not isinstance(text, str):
+    parsed = data.get("parsed") if isinstance(data, dict) else None
+    if (text is not None and not isinstance(text, str)) or not isinstance(parsed, dict | None):
         raise InvalidInput(f"{path}: not a pinned configuration")
-    return text
+    return text, parsed
 
 
-def _write(path: Path, text: str | None) -> None:
+def _write(path: Path, text: str | None) -> dict[str, Any] | None:
+    parsed = _parsed(text)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"text": text}), encoding="utf-8")
+    tmp.write_text(json.dumps({"text": text, "parsed": parsed}), encoding="utf-8")
     tmp.replace(path)
+    return parsed
+
+
+def _parsed(text: str | None) -> dict[str, Any] | None:
+    # An invalid file is pinned as text only: every stop then reports the error, with its line.
+    if text is None:
+        return None
+    import tomllib
+
+    try:
+        parsed = tomllib.loads(text)
+        json.dumps(parsed)  # TOML dates and times have no JSON form: keep the text only
+    except (tomllib.TOMLDecodeError, TypeError, ValueError):
+        return None
+    return parsed

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import tomllib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,24 +77,33 @@ def workspace_root(cwd: Path) -> Path:
 def session_settings(state_dir: Path, root: Path, session_id: str) -> StopSettings:
     """The settings this session is judged by: its pinned ``donegate.toml`` (see ``pinned``)."""
     config = pinned(state_dir, root, session_id)
-    return read_settings(root, config.text, changed=config.changed)
+    return read_settings(root, config.text, changed=config.changed, parsed=config.parsed)
 
 
-def read_settings(root: Path, text: str | None, *, changed: bool = False) -> StopSettings:
-    """The stop-relevant parts of a ``donegate.toml`` text; defaults when there is none."""
+def read_settings(
+    root: Path, text: str | None, *, changed: bool = False, parsed: dict[str, Any] | None = None
+) -> StopSettings:
+    """The stop-relevant parts of a ``donegate.toml`` text (``parsed``: its TOML, when known)."""
     path = root / CONFIG_FILE
     if text is None:
         return StopSettings(root, None, GateTable(), Rules(), "block", False, changed)
     try:
-        raw = tomllib.loads(text)
+        raw = parsed if parsed is not None else _toml(text)
         table = parse_gate_table(raw.get("gate"))
         mode = _on_unverified(raw.get("policy"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput(f"{path}: {exc}") from None
     except InvalidInput as exc:
         raise InvalidInput(f"{path}: {exc}", exc.path) from None
     checks = bool(raw.get("checks"))
     return StopSettings(root, text, table, _rules(table), mode, checks, changed)
+
+
+def _toml(text: str) -> dict[str, Any]:
+    import tomllib  # only when no pinned parse exists: a stop rarely needs the TOML parser
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"not valid TOML: {exc}") from None
 
 
 def _on_unverified(policy: object) -> OnUnverified:

@@ -14,9 +14,8 @@ Either conversion records the session's outcome as ``not_verified``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from donegate.gate.ladder import VETO_REASONS, Ruling
 
@@ -28,11 +27,14 @@ def _zeros() -> Mapping[str, int]:
     return MappingProxyType(dict.fromkeys(sorted(VETO_REASONS), 0))
 
 
-@dataclass(frozen=True)
-class VetoCounts:
+# Read-only, so that one shared default can never be changed through a session's counts.
+ZERO_COUNTS: Mapping[str, int] = _zeros()
+
+
+class VetoCounts(NamedTuple):
     """A session's delivered vetoes: by reason (zero-filled), by class, and strict since allow."""
 
-    by_reason: Mapping[str, int] = field(default_factory=_zeros)
+    by_reason: Mapping[str, int] = ZERO_COUNTS
     soft: int = 0
     strict: int = 0
     strict_since_allow: int = 0
@@ -46,8 +48,7 @@ class VetoCounts:
         }
 
 
-@dataclass(frozen=True)
-class Resolution:
+class Resolution(NamedTuple):
     """The ruling after the budget: what is delivered, and the session's counts afterwards."""
 
     confirm: bool
@@ -72,7 +73,7 @@ def resolve(ruling: Ruling, before: VetoCounts, *, max_vetoes: int, max_strict: 
 
 def _allow(reason: str, converted_from: str | None, before: VetoCounts) -> Resolution:
     # Any allow ends the run of strict vetoes that the strict cap counts.
-    counts = replace(before, strict_since_allow=0)
+    counts = before._replace(strict_since_allow=0)
     outcome: Outcome = "verified" if reason in VERIFIED_REASONS else "not_verified"
     return Resolution(True, reason, converted_from, counts, outcome)
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check, budget, feedback, ladder
@@ -30,8 +29,7 @@ far, and returns the ruling to go on with. The budget applies to the last stage'
 FactsInput = CompletionFacts | Mapping[str, Any] | None
 
 
-@dataclass(frozen=True)
-class GateContext:
+class GateContext(NamedTuple):
     """What the ``facts`` callback is given about the stop it is asked about."""
 
     session_id: str
@@ -41,8 +39,7 @@ class GateContext:
     messages: Sequence[Any] = ()
 
 
-@dataclass(frozen=True)
-class Verification:
+class Verification(NamedTuple):
     """The verifier reading behind a decision; ``not_run`` never reads as a pass."""
 
     oracle_expected: bool
@@ -57,8 +54,7 @@ class Verification:
         }
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     """One gate decision: allow (``confirm``) or veto, why, and what the agent is told.
 
     ``message`` is the feedback on a veto (None on an allow). ``converted_from`` names the veto a
@@ -223,7 +219,7 @@ class Gate:
         template = feedback.template_for(ruling.feedback_key, self.options.feedback_templates)
         findings = obs.reading.findings if obs.reading else None
         message = feedback.render(template, findings=findings, attempts=attempts)
-        decision = replace(decision, message=message)
+        decision = decision._replace(message=message)
         decorate = self.options.feedback_decorator
         if decorate is None:
             return decision
@@ -232,7 +228,7 @@ class Gate:
             raise InvalidInput(
                 f"returned {_check.type_name(decorated)}, expected a string", "feedback_decorator"
             )
-        return replace(decision, message=decorated)
+        return decision._replace(message=decorated)
 
 
 def _requires_write(options: GateOptions, facts: CompletionFacts) -> bool:

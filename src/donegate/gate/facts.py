@@ -1,15 +1,17 @@
 """Completion facts: what the host observed (writes, verifier results), parsed and normalised.
 
-The gate never reads the agent's words; these facts are all it decides from. Every dataclass here
+The gate never reads the agent's words; these facts are all it decides from. Every record here
 validates itself when built, so an object you hold is always valid; :func:`parse_facts` turns plain
 data (the CLI's JSON) into them, naming the key path of anything it rejects.
+
+Records are named tuples, validated in ``__new__``: a hook defines them in a fresh process at every
+agent stop, and dataclasses (with the ``inspect`` import they pull in) cost several times more.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check
@@ -21,44 +23,47 @@ ClassifyWrite = Callable[[str, "str | None"], str]
 """``classify_write(path, diff) -> kind``: labels one write (``source``, ``cosmetic``, ...)."""
 
 
-@dataclass(frozen=True)
-class WriteFact:
-    """One write the agent made. A missing ``kind`` counts as source (the conservative reading)."""
-
+class _WriteFactFields(NamedTuple):
     path: str | None = None
     diff: str | None = None
     kind: str | None = None
 
-    def __post_init__(self) -> None:
-        _check.optional_text(self.path, "path")
-        _check.optional_text(self.diff, "diff")
-        _check.optional_text(self.kind, "kind")
+
+class WriteFact(_WriteFactFields):
+    """One write the agent made. A missing ``kind`` counts as source (the conservative reading)."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls, path: str | None = None, diff: str | None = None, kind: str | None = None
+    ) -> WriteFact:
+        _check.optional_text(path, "path")
+        _check.optional_text(diff, "diff")
+        _check.optional_text(kind, "kind")
+        return super().__new__(cls, path, diff, kind)
 
 
-@dataclass(frozen=True)
-class VerifyResult:
-    """One verifier result. Only ``ok is True`` is green; a result without ``ok`` is red."""
-
+class _VerifyResultFields(NamedTuple):
     ok: bool | None = None
     findings: str | None = None
     command: str | None = None
 
-    def __post_init__(self) -> None:
-        _check.optional_boolean(self.ok, "ok")
-        _check.optional_text(self.findings, "findings")
-        _check.optional_text(self.command, "command")
+
+class VerifyResult(_VerifyResultFields):
+    """One verifier result. Only ``ok is True`` is green; a result without ``ok`` is red."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls, ok: bool | None = None, findings: str | None = None, command: str | None = None
+    ) -> VerifyResult:
+        _check.optional_boolean(ok, "ok")
+        _check.optional_text(findings, "findings")
+        _check.optional_text(command, "command")
+        return super().__new__(cls, ok, findings, command)
 
 
-@dataclass(frozen=True)
-class CompletionFacts:
-    """The host's facts at one stop.
-
-    Give write counts (``source_write_count``, ``cosmetic_write_count``) or a ``writes`` list for
-    the gate to classify; neither means the writes are unknown. ``verify`` holds the verifier's
-    results (one result is a tuple of one; an empty tuple is "unmeasured"). The presence of
-    ``consecutive_failed_after_write`` (even 0) turns on the streak-aware reasons.
-    """
-
+class _CompletionFactsFields(NamedTuple):
     consecutive_failed_after_write: int | None = None
     source_write_count: int | None = None
     cosmetic_write_count: int | None = None
@@ -67,14 +72,45 @@ class CompletionFacts:
     verification_failures_converging: bool = False
     requires_write: bool | None = None
 
-    def __post_init__(self) -> None:
-        _check.optional_count(self.consecutive_failed_after_write, "consecutive_failed_after_write")
-        _check.optional_count(self.source_write_count, "source_write_count")
-        _check.optional_count(self.cosmetic_write_count, "cosmetic_write_count")
-        _check.boolean(self.verification_failures_converging, "verification_failures_converging")
-        _check.optional_boolean(self.requires_write, "requires_write")
-        _check_items(self.writes, WriteFact, "writes")
-        _check_items(self.verify, VerifyResult, "verify")
+
+class CompletionFacts(_CompletionFactsFields):
+    """The host's facts at one stop.
+
+    Give write counts (``source_write_count``, ``cosmetic_write_count``) or a ``writes`` list for
+    the gate to classify; neither means the writes are unknown. ``verify`` holds the verifier's
+    results (one result is a tuple of one; an empty tuple is "unmeasured"). The presence of
+    ``consecutive_failed_after_write`` (even 0) turns on the streak-aware reasons.
+    """
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        consecutive_failed_after_write: int | None = None,
+        source_write_count: int | None = None,
+        cosmetic_write_count: int | None = None,
+        writes: tuple[WriteFact, ...] | None = None,
+        verify: tuple[VerifyResult, ...] | None = None,
+        verification_failures_converging: bool = False,
+        requires_write: bool | None = None,
+    ) -> CompletionFacts:
+        _check.optional_count(consecutive_failed_after_write, "consecutive_failed_after_write")
+        _check.optional_count(source_write_count, "source_write_count")
+        _check.optional_count(cosmetic_write_count, "cosmetic_write_count")
+        _check.boolean(verification_failures_converging, "verification_failures_converging")
+        _check.optional_boolean(requires_write, "requires_write")
+        _check_items(writes, WriteFact, "writes")
+        _check_items(verify, VerifyResult, "verify")
+        return super().__new__(
+            cls,
+            consecutive_failed_after_write,
+            source_write_count,
+            cosmetic_write_count,
+            writes,
+            verify,
+            verification_failures_converging,
+            requires_write,
+        )
 
 
 def _check_items(items: object, kind: type, path: str) -> None:
@@ -89,9 +125,9 @@ def _check_items(items: object, kind: type, path: str) -> None:
             )
 
 
-_FACT_KEYS = frozenset(CompletionFacts.__dataclass_fields__)
-_WRITE_KEYS = frozenset(WriteFact.__dataclass_fields__)
-_VERIFY_KEYS = frozenset(VerifyResult.__dataclass_fields__)
+_FACT_KEYS = frozenset(CompletionFacts._fields)
+_WRITE_KEYS = frozenset(WriteFact._fields)
+_VERIFY_KEYS = frozenset(VerifyResult._fields)
 
 
 def parse_facts(data: object, path: str = "facts") -> CompletionFacts:
@@ -146,8 +182,7 @@ def _parse_result(data: object, path: str) -> VerifyResult:
 # --- normalisation: what the ladder reads ---------------------------------------------------
 
 
-@dataclass(frozen=True)
-class WriteCounts:
+class WriteCounts(NamedTuple):
     """Writes by class. ``known`` is False when the host gave neither counts nor a list."""
 
     known: bool
@@ -156,8 +191,7 @@ class WriteCounts:
     other: int = 0
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     """The combined verifier reading: green only if every result is green."""
 
     ok: bool

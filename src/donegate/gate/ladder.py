@@ -6,8 +6,7 @@ budget (which may convert a veto into an allow) is applied after it, in :mod:`.b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from donegate.gate.facts import Reading, WriteCounts
 
@@ -25,8 +24,7 @@ STRICT_REASONS = frozenset(
 VETO_REASONS = SOFT_REASONS | STRICT_REASONS
 
 
-@dataclass(frozen=True)
-class Observation:
+class Observation(NamedTuple):
     """Everything the ladder reads, already normalised from the facts and options."""
 
     facts_available: bool
@@ -50,8 +48,7 @@ class Observation:
         return "passed" if self.reading.ok else "failed"
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """One rung of the ladder as evaluated: its number, its reason, whether it fired."""
 
     rule: str
@@ -59,8 +56,7 @@ class Step:
     fired: bool
 
 
-@dataclass(frozen=True)
-class Ruling:
+class Ruling(NamedTuple):
     """A stage's decision before the budget: allow or veto, and why."""
 
     confirm: bool
@@ -69,7 +65,7 @@ class Ruling:
     feedback_key: str | None = None
     escalate: bool = False
     source: str = "deterministic"
-    trace: tuple[Step, ...] = field(default=())
+    trace: tuple[Step, ...] = ()
 
 
 class _Trace:

@@ -8,9 +8,8 @@ last allow; the soft budget (``max_vetoes``) counts soft vetoes only; ``classify
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check
@@ -34,17 +33,7 @@ DEFAULT_MAX_STRICT_VETOES = 5
 DEFAULT_ESCALATION_THRESHOLD = 3
 
 
-@dataclass(frozen=True)
-class GateOptions:
-    """How a gate decides. Every field is optional; bad values raise ``InvalidInput`` here.
-
-    ``max_vetoes``: soft vetoes per session before the next one converts to an allow
-    (``veto_budget_exhausted``); 0 disables. ``max_strict_vetoes``: strict vetoes since the
-    session's last allow before the next one converts (``strict_veto_cap_reached``); 0 disables.
-    ``requires_write`` overrides the facts' own ``requires_write``, which overrides
-    ``require_source_write``.
-    """
-
+class _GateOptionsFields(NamedTuple):
     facts: FactsCallback | None = None
     classify_write: ClassifyWrite | None = None
     verify_command: VerifyCommand | None = None
@@ -55,23 +44,58 @@ class GateOptions:
     max_strict_vetoes: int = DEFAULT_MAX_STRICT_VETOES
     escalation_threshold: int = DEFAULT_ESCALATION_THRESHOLD
     escalation_target: str | None = None
-    feedback_templates: Mapping[str, str] = field(default_factory=dict)
+    feedback_templates: Mapping[str, str] = MappingProxyType({})
 
-    def __post_init__(self) -> None:
-        for name in ("facts", "classify_write", "verify_command", "feedback_decorator"):
-            value = getattr(self, name)
+
+class GateOptions(_GateOptionsFields):
+    """How a gate decides. Every field is optional; bad values raise ``InvalidInput`` here.
+
+    ``max_vetoes``: soft vetoes per session before the next one converts to an allow
+    (``veto_budget_exhausted``); 0 disables. ``max_strict_vetoes``: strict vetoes since the
+    session's last allow before the next one converts (``strict_veto_cap_reached``); 0 disables.
+    ``requires_write`` overrides the facts' own ``requires_write``, which overrides
+    ``require_source_write``.
+    """
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        facts: FactsCallback | None = None,
+        classify_write: ClassifyWrite | None = None,
+        verify_command: VerifyCommand | None = None,
+        feedback_decorator: FeedbackDecorator | None = None,
+        require_source_write: bool = True,
+        requires_write: bool | None = None,
+        max_vetoes: int = DEFAULT_MAX_VETOES,
+        max_strict_vetoes: int = DEFAULT_MAX_STRICT_VETOES,
+        escalation_threshold: int = DEFAULT_ESCALATION_THRESHOLD,
+        escalation_target: str | None = None,
+        feedback_templates: Mapping[str, str] = MappingProxyType({}),
+    ) -> GateOptions:
+        callbacks = (facts, classify_write, verify_command, feedback_decorator)
+        names = ("facts", "classify_write", "verify_command", "feedback_decorator")
+        for name, value in zip(names, callbacks, strict=True):
             if value is not None and not callable(value):
                 raise InvalidInput(f"got {_check.type_name(value)}, expected a callable", name)
-        _check.boolean(self.require_source_write, "require_source_write")
-        _check.optional_boolean(self.requires_write, "requires_write")
-        _check.count(self.max_vetoes, "max_vetoes")
-        _check.count(self.max_strict_vetoes, "max_strict_vetoes")
-        _check.count(self.escalation_threshold, "escalation_threshold", minimum=1)
-        _check_target(self.escalation_target)
-        _check_templates(self.feedback_templates)
-        # Freeze a copy so a caller mutating its dict cannot change a built gate.
-        object.__setattr__(
-            self, "feedback_templates", MappingProxyType(dict(self.feedback_templates))
+        _check.boolean(require_source_write, "require_source_write")
+        _check.optional_boolean(requires_write, "requires_write")
+        _check.count(max_vetoes, "max_vetoes")
+        _check.count(max_strict_vetoes, "max_strict_vetoes")
+        _check.count(escalation_threshold, "escalation_threshold", minimum=1)
+        _check_target(escalation_target)
+        _check_templates(feedback_templates)
+        return super().__new__(
+            cls,
+            *callbacks,
+            require_source_write,
+            requires_write,
+            max_vetoes,
+            max_strict_vetoes,
+            escalation_threshold,
+            escalation_target,
+            # A frozen copy, so that a caller mutating its dict cannot change a built gate.
+            MappingProxyType(dict(feedback_templates)),
         )
 
     @property

@@ -23,9 +23,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -78,21 +76,55 @@ class Entry(NamedTuple):
         )
 
 
-@dataclass(frozen=True)
 class Snapshot:
     """The files of a tree at one moment, by ``/``-separated path relative to ``root``.
 
     ``origin`` says what it describes: a git work tree, a plain walk, ``HEAD``'s tree (a session
     without a baseline) or nothing at all (a non-git tree without a baseline: every file is new).
     ``taken_at`` is when donegate finished observing the tree; ``started_ns`` when it began.
+    Treat it as immutable. A plain class rather than a dataclass: the hook path defines it at every
+    agent stop, and it memoises its fingerprint.
     """
 
-    root: Path
-    taken_at: datetime
-    origin: Origin
-    algorithm: str
-    entries: dict[str, Entry] = field(default_factory=dict)
-    started_ns: int = 0
+    __slots__ = ("_fingerprint", "algorithm", "entries", "origin", "root", "started_ns", "taken_at")
+
+    def __init__(
+        self,
+        root: Path,
+        taken_at: datetime,
+        origin: Origin,
+        algorithm: str,
+        entries: dict[str, Entry] | None = None,
+        started_ns: int = 0,
+    ) -> None:
+        self.root = root
+        self.taken_at = taken_at
+        self.origin = origin
+        self.algorithm = algorithm
+        self.entries: dict[str, Entry] = {} if entries is None else entries
+        self.started_ns = started_ns
+        self._fingerprint: str | None = None
+
+    def _key(self) -> tuple[object, ...]:
+        return (
+            self.root,
+            self.taken_at,
+            self.origin,
+            self.algorithm,
+            self.entries,
+            self.started_ns,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Snapshot) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking contents: not hashable
+
+    def __repr__(self) -> str:
+        return (
+            f"Snapshot(root={self.root!r}, taken_at={self.taken_at!r}, origin={self.origin!r}, "
+            f"algorithm={self.algorithm!r}, entries=<{len(self.entries)} files>)"
+        )
 
     @classmethod
     def take(
@@ -188,9 +220,14 @@ class Snapshot:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InvalidInput(f"not a donegate snapshot: {exc}") from None
 
-    @cached_property
+    @property
     def fingerprint(self) -> str:
         """A digest of which files hold which contents: equal fingerprints, no writes between."""
+        if self._fingerprint is None:
+            self._fingerprint = self._digest()
+        return self._fingerprint
+
+    def _digest(self) -> str:
         h = hashlib.blake2b(self.algorithm.encode(), digest_size=20)
         for path in sorted(self.entries):
             h.update(f"\0{path}\0{self.entries[path].digest}".encode())
