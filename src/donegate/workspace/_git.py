@@ -7,7 +7,6 @@ Every call has a timeout; a git failure is reported as ``None`` (not a git repos
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path
 from typing import NamedTuple
@@ -15,10 +14,9 @@ from typing import NamedTuple
 from donegate import gitlisting
 
 _TIMEOUT_S = gitlisting.TIMEOUT_S
-# One index entry of ``git ls-files -z --stage -v``: tag, mode, blob id, stage, tab, path, NUL.
-# The tag is "H" for a plain cached entry; lower case means assume-unchanged and "S"
-# skip-worktree: git would not notice those files change, so they are never vouched for.
-_STAGED = re.compile(r"(\S) ([0-7]+) ([0-9a-f]+) [0-3]\t([^\0]*)\0")
+# An index entry of ``git ls-files -z --stage -v``: "tag mode oid stage<TAB>path". The tag is
+# "H" for a plain cached entry; lower case means assume-unchanged and "S" skip-worktree: git
+# would not notice those files change, so they are never vouched for.
 # git must not prompt, page or read the user's global hooks while we list files.
 _ENV = gitlisting.ENV
 
@@ -73,11 +71,26 @@ def listing(root: Path, fmt: str) -> Listing | None:
     began, (staged, others, dirty) = gitlisting.collect(root)
     if staged is None or others is None:
         return None
-    text = staged.decode("utf-8", "surrogateescape")  # os.fsdecode's mapping, in one call
-    entries = [e for e in _STAGED.findall(text) if e[1] != "160000"]  # a submodule: not a file
-    tracked = {path: oid for _tag, _mode, oid, path in entries}
-    plain = {path for tag, _mode, _oid, path in entries if tag == "H"}
+    tracked, plain = _index(staged.decode("utf-8", "surrogateescape"))  # os.fsdecode's mapping
     return Listing(fmt, tracked, _records(others), _clean(plain, dirty), began)
+
+
+def _index(text: str) -> tuple[dict[str, str], set[str]]:
+    """``path -> blob id`` of the index's files, and the paths with a plain ``H`` tag."""
+    tracked: dict[str, str] = {}
+    plain: set[str] = set()
+    for record in text.split("\0"):
+        meta, tab, path = record.partition("\t")
+        fields = meta.split(" ")
+        if not tab or len(fields) != 4:
+            continue  # the empty tail after the last NUL
+        tag, mode, oid, _stage = fields
+        if mode == "160000":
+            continue  # a submodule is a commit, not a file of this tree
+        tracked[path] = oid
+        if tag == "H":
+            plain.add(path)
+    return tracked, plain
 
 
 def _clean(plain: set[str], dirty: bytes | None) -> frozenset[str]:

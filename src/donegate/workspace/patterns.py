@@ -119,6 +119,31 @@ class PathFilter:
             return True
         return any(r.fullmatch(path) for r in self._paths)
 
+    def keep(self, paths: Iterable[str]) -> list[str]:
+        """``paths`` without the ignored ones: :meth:`ignored` inlined over a whole listing.
+
+        A hook filters every path of the tree at every stop; one loop with its lookups bound
+        locally takes half the time of a method call per path.
+        """
+        literal, names = self._names.literal, self._names
+        wild = bool(names.suffixes or names.prefixes or names.regex)
+        parents, anchored = self._parents, self._paths
+        kept: list[str] = []
+        for path in paths:
+            parent, _, name = path.rpartition("/")
+            if name in literal or (wild and name and names.has(name)):
+                continue
+            if parent:
+                known = parents.get(parent)
+                if known is None:
+                    known = self._parent_ignored(parent)
+                if known:
+                    continue
+            if anchored and any(r.fullmatch(path) for r in anchored):
+                continue
+            kept.append(path)
+        return kept
+
     def _parent_ignored(self, parent: str) -> bool:
         # Trees have far fewer directories than files: decide each directory once.
         known = self._parents.get(parent)

@@ -148,7 +148,7 @@ class Snapshot:
         found = _git.listing(top, fmt) if fmt else None
         if found is None:
             return cls._walked(top, _resolve(previous), skip, keep, clock, started)
-        paths = [p for p in (*found.tracked, *found.untracked) if not skip.ignored(p)]
+        paths = skip.keep([*found.tracked, *found.untracked])
         # What git vouches for is its index blob; only the rest is stat'ed and hashed here.
         clean = {p: Entry(found.tracked[p]) for p in paths if p in found.clean}
         rest = sorted({p for p in paths if p not in clean})
