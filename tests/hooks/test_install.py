@@ -114,3 +114,11 @@ def test_a_broken_settings_file_is_reported_not_overwritten(tmp_path: Path) -> N
 )
 def test_recognises_its_own_commands(command: str | None, ours: bool) -> None:
     assert is_ours(command, "claude-code") is ours
+
+
+def test_gemini_cli_timeouts_are_in_milliseconds(tmp_path: Path) -> None:
+    install(tmp_path, "gemini-cli", "donegate hook gemini-cli")
+    hooks = settings(tmp_path, "gemini-cli")["hooks"]
+    assert hooks["AfterAgent"][0]["hooks"][0]["timeout"] == 1_800_000
+    assert hooks["AfterTool"][0]["matcher"] == "write_file|replace|run_shell_command"
+    assert installed(tmp_path, "gemini-cli") == list(HOSTS["gemini-cli"].events)

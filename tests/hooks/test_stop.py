@@ -333,3 +333,19 @@ def test_a_session_without_a_start_is_judged_by_heads_configuration(
     (repo / "zipcode.py").write_text("def normalize(z):\n    return None\n")
     run = stop(repo, state, session="late")
     assert run.blocked
+
+
+def test_gemini_cli_after_agent_is_gated(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    base = {"session_id": "gem-1", "cwd": str(repo), "timestamp": "2026-11-29T10:00:00Z"}
+    assert run_hook({**base, "hook_event_name": "SessionStart"}, state, "gemini-cli").stdout == ""
+    (repo / "zipcode.py").write_text("def normalize(z):\n    return None\n")
+    said = {"prompt": "fix it", "prompt_response": "Fixed.", "stop_hook_active": False}
+    first = run_hook({**base, "hook_event_name": "AfterAgent", **said}, state, "gemini-cli")
+    assert first.answer["decision"] == "deny"
+    assert "test_zip" in first.answer["reason"]
+    (repo / "zipcode.py").write_text(FIXED)
+    said["stop_hook_active"] = True
+    second = run_hook({**base, "hook_event_name": "AfterAgent", **said}, state, "gemini-cli")
+    assert second.answer == {}
+    assert [r.host for r in receipts(state, "gem-1")] == ["gemini-cli", "gemini-cli"]

@@ -9,30 +9,57 @@ plugin Stop hooks that exit 2 have been seen to halt instead, so donegate always
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.hooks.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
 
 NAME = "claude-code"
 
-_KINDS: dict[str, EventKind] = {
-    "SessionStart": "baseline",
-    "UserPromptSubmit": "baseline",
-    "PostToolUse": "tool_use",
-    "PostToolUseFailure": "tool_use",
-    "Stop": "stop",
-    "SubagentStop": "stop",
-}
-# Tools whose input names the file they wrote.
-_FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
-_NOTEBOOK_TOOLS = {"NotebookEdit": "notebook_path"}
 STOP_EVENTS = ("Stop", "SubagentStop")
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", *STOP_EVENTS)
 
 
-def parse(payload: Any, *, host: str = NAME, fallback_cwd: Path | None = None) -> HookEvent:
+class Dialect(NamedTuple):
+    """How one host of this family names its events, tools and fields."""
+
+    kinds: Mapping[str, EventKind]
+    file_tools: Mapping[str, str]  # tool -> the input key naming the file it wrote
+    shell_tools: frozenset[str]
+    message_key: str  # the agent's final words at a stop
+    failure_events: frozenset[str] = frozenset()
+
+
+CLAUDE = Dialect(
+    kinds={
+        "SessionStart": "baseline",
+        "UserPromptSubmit": "baseline",
+        "PostToolUse": "tool_use",
+        "PostToolUseFailure": "tool_use",
+        "Stop": "stop",
+        "SubagentStop": "stop",
+    },
+    file_tools={
+        "Write": "file_path",
+        "Edit": "file_path",
+        "MultiEdit": "file_path",
+        "NotebookEdit": "notebook_path",
+    },
+    shell_tools=frozenset({"Bash"}),
+    message_key="last_assistant_message",
+    failure_events=frozenset({"PostToolUseFailure"}),
+)
+
+
+def parse(
+    payload: Any,
+    *,
+    host: str = NAME,
+    fallback_cwd: Path | None = None,
+    dialect: Dialect = CLAUDE,
+) -> HookEvent:
     """A Claude Code-shaped payload as a :class:`HookEvent`; raise InvalidInput when unusable."""
     if not isinstance(payload, dict):
         raise InvalidInput(f"hook payload is a JSON object, got {type(payload).__name__}")
@@ -44,14 +71,14 @@ def parse(payload: Any, *, host: str = NAME, fallback_cwd: Path | None = None) -
     return HookEvent(
         host=host,
         host_event=name,
-        kind=_KINDS.get(name, "ignored"),
+        kind=dialect.kinds.get(name, "ignored"),
         session_id=session,
         cwd=Path(cwd) if cwd else (fallback_cwd or Path.cwd()),
         continuing=payload.get("stop_hook_active") is True,
         background_tasks=_count(payload.get("background_tasks")),
         subagent=_text(payload, "agent_id") if name == "SubagentStop" else None,
-        tool_use=_tool_use(payload, failed=name == "PostToolUseFailure"),
-        last_message=_text(payload, "last_assistant_message"),
+        tool_use=_tool_use(payload, dialect, failed=name in dialect.failure_events),
+        last_message=_text(payload, dialect.message_key),
     )
 
 
@@ -66,15 +93,15 @@ def _count(value: object) -> int:
     return 1 if value else 0
 
 
-def _tool_use(payload: dict[str, Any], *, failed: bool) -> ToolUse | None:
+def _tool_use(payload: dict[str, Any], dialect: Dialect, *, failed: bool) -> ToolUse | None:
     tool = payload.get("tool_name")
     if not isinstance(tool, str):
         return None
     tool_input = payload.get("tool_input")
     tool_input = tool_input if isinstance(tool_input, dict) else {}
-    key = _FILE_TOOLS.get(tool) or _NOTEBOOK_TOOLS.get(tool)
+    key = dialect.file_tools.get(tool)
     paths = (tool_input[key],) if key and isinstance(tool_input.get(key), str) else ()
-    command = tool_input.get("command") if tool == "Bash" else None
+    command = tool_input.get("command") if tool in dialect.shell_tools else None
     return ToolUse(tool, paths, command if isinstance(command, str) else None, failed)
 
 

@@ -33,6 +33,7 @@ class HostSettings:
     # Twice the starter's test timeout: a host that kills the hook first records nothing.
     stop_timeout_s: int = 1800
     other_timeout_s: int = 30
+    timeout_unit: int = 1  # what one second is in the host's own unit (Gemini CLI: ms)
 
 
 HOSTS: dict[str, HostSettings] = {
@@ -60,6 +61,18 @@ HOSTS: dict[str, HostSettings] = {
         },
         stop_events=("Stop",),
     ),
+    "gemini-cli": HostSettings(
+        host="gemini-cli",
+        settings=".gemini/settings.json",
+        events={
+            "SessionStart": None,
+            "BeforeAgent": None,
+            "AfterTool": "write_file|replace|run_shell_command",
+            "AfterAgent": None,
+        },
+        stop_events=("AfterAgent",),
+        timeout_unit=1000,
+    ),
 }
 
 
@@ -85,7 +98,8 @@ def install(root: Path, host: str, command: str | None = None) -> Path:
     hooks = _without_ours(settings.get("hooks", {}), host, path)
     cmd = command or hook_command(host)
     for event, matcher in spec.events.items():
-        timeout = spec.stop_timeout_s if event in spec.stop_events else spec.other_timeout_s
+        seconds = spec.stop_timeout_s if event in spec.stop_events else spec.other_timeout_s
+        timeout = seconds * spec.timeout_unit
         group: dict[str, Any] = {"hooks": [{"type": "command", "command": cmd, "timeout": timeout}]}
         if matcher is not None:
             group = {"matcher": matcher, **group}
