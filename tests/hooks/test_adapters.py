@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from donegate.errors import InvalidInput
-from donegate.hooks import adapter, claude_code, codex, gemini_cli
+from donegate.hooks import adapter, claude_code, codex, cursor, gemini_cli
 from donegate.hooks.event import HookAnswer
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -127,7 +127,7 @@ def test_registry() -> None:
     assert adapter("claude-code").NAME == claude_code.NAME == "claude-code"
     assert adapter("codex").NAME == codex.NAME == "codex"
     assert adapter("gemini-cli").NAME == "gemini-cli"
-    with pytest.raises(KeyError, match="known: claude-code, codex, gemini-cli"):
+    with pytest.raises(KeyError, match="known: claude-code, codex, cursor, gemini-cli"):
         adapter("emacs")
 
 
@@ -164,3 +164,25 @@ def test_gemini_cli_sends_the_agent_back_with_deny() -> None:
     )
     assert out == {"decision": "deny", "reason": "fix it", "systemMessage": "sent back"}
     assert gemini_cli.render(HookAnswer.allow(), event).stdout == ""
+
+
+def test_cursor_events() -> None:
+    prompt = cursor.parse(payload("cursor-1.7/beforeSubmitPrompt.json"))
+    assert (prompt.kind, prompt.session_id) == ("baseline", "668320d2-2fd8-4888-b33c-2a466fec86e7")
+    assert prompt.cwd == Path("/home/dev/repo")
+    edit = cursor.parse(payload("cursor-1.7/afterFileEdit.json"))
+    assert edit.tool_use is not None
+    assert edit.tool_use.paths == ("/home/dev/repo/zipcode.py",)
+    stop = cursor.parse(payload("cursor-1.7/stop.json"))
+    assert (stop.kind, stop.continuing) == ("stop", False)
+    assert cursor.parse(payload("cursor-1.7/stop-followup.json")).continuing
+    assert cursor.parse(payload("cursor-1.7/stop-aborted.json")).kind == "ignored"
+
+
+def test_cursor_answers_are_always_json() -> None:
+    stop = cursor.parse(payload("cursor-1.7/stop.json"))
+    blocked = cursor.render(HookAnswer.block("fix the tests", notice="n"), stop)
+    assert json.loads(blocked.stdout) == {"followup_message": "fix the tests"}
+    assert cursor.render(HookAnswer.allow("not verified"), stop).stdout == "{}"
+    with pytest.raises(InvalidInput, match="conversation_id"):
+        cursor.parse({"hook_event_name": "stop"})

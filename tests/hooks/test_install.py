@@ -122,3 +122,19 @@ def test_gemini_cli_timeouts_are_in_milliseconds(tmp_path: Path) -> None:
     assert hooks["AfterAgent"][0]["hooks"][0]["timeout"] == 1_800_000
     assert hooks["AfterTool"][0]["matcher"] == "write_file|replace|run_shell_command"
     assert installed(tmp_path, "gemini-cli") == list(HOSTS["gemini-cli"].events)
+
+
+def test_cursor_entries_are_flat_and_only_ours_are_removed(tmp_path: Path) -> None:
+    path = tmp_path / ".cursor" / "hooks.json"
+    path.parent.mkdir()
+    mine = {"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}]}}
+    path.write_text(json.dumps(mine))
+    install(tmp_path, "cursor", "donegate hook cursor")
+    once = settings(tmp_path, "cursor")
+    install(tmp_path, "cursor", "donegate hook cursor")
+    assert settings(tmp_path, "cursor") == once
+    assert once["hooks"]["stop"] == [{"command": "donegate hook cursor", "loop_limit": 10}]
+    assert once["hooks"]["afterFileEdit"][0] == {"command": "./format.sh"}
+    assert set(installed(tmp_path, "cursor")) == set(HOSTS["cursor"].events)
+    uninstall(tmp_path, "cursor")
+    assert settings(tmp_path, "cursor") == mine

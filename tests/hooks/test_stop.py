@@ -349,3 +349,20 @@ def test_gemini_cli_after_agent_is_gated(tmp_path: Path, state: Path) -> None:
     second = run_hook({**base, "hook_event_name": "AfterAgent", **said}, state, "gemini-cli")
     assert second.answer == {}
     assert [r.host for r in receipts(state, "gem-1")] == ["gemini-cli", "gemini-cli"]
+
+
+def test_cursor_stop_is_gated_with_a_follow_up(tmp_path: Path, state: Path) -> None:
+    repo = make_repo(tmp_path)
+    base = {"conversation_id": "cur-1", "generation_id": "g1", "workspace_roots": [str(repo)]}
+    prompt = {**base, "hook_event_name": "beforeSubmitPrompt", "prompt": "fix it"}
+    assert run_hook(prompt, state, "cursor").answer == {}
+    (repo / "zipcode.py").write_text("def normalize(z):\n    return None\n")
+    stopped = {**base, "hook_event_name": "stop", "status": "completed", "loop_count": 0}
+    first = run_hook(stopped, state, "cursor")
+    assert "test_zip" in first.answer["followup_message"]
+    aborted = run_hook({**stopped, "status": "aborted"}, state, "cursor")
+    assert aborted.answer == {}
+    (repo / "zipcode.py").write_text(FIXED)
+    second = run_hook({**stopped, "loop_count": 1}, state, "cursor")
+    assert second.answer == {}
+    assert [r.verdict for r in receipts(state, "cur-1")] == ["refuted", "verified"]

@@ -23,10 +23,10 @@ from donegate.hooks.starter import write_starter
 @click.option("--uninstall", is_flag=True, help="Remove exactly donegate's hooks, nothing else.")
 @click.option("--command", "command", help="The hook command to install (default: this donegate).")
 def init(host: str, root: Path, uninstall: bool, command: str | None) -> int:
-    """Gate HOST's stops in this repository (claude-code, codex or gemini-cli).
+    """Gate HOST's stops in this repository (claude-code, codex, gemini-cli or cursor).
 
     Writes or merges the host's hook settings (.claude/settings.json, .codex/hooks.json,
-    .gemini/settings.json),
+    .gemini/settings.json, .cursor/hooks.json),
     keeping the hooks already there, and writes a starter donegate.toml with the test command it
     detects, unless one exists. Running it again changes nothing; --uninstall removes exactly the
     entries it added.

@@ -34,6 +34,8 @@ class HostSettings:
     stop_timeout_s: int = 1800
     other_timeout_s: int = 30
     timeout_unit: int = 1  # what one second is in the host's own unit (Gemini CLI: ms)
+    # Cursor's hooks.json lists {"command": ...} entries per event, with no matcher groups.
+    flat: bool = False
 
 
 HOSTS: dict[str, HostSettings] = {
@@ -73,7 +75,22 @@ HOSTS: dict[str, HostSettings] = {
         stop_events=("AfterAgent",),
         timeout_unit=1000,
     ),
+    "cursor": HostSettings(
+        host="cursor",
+        settings=".cursor/hooks.json",
+        events={
+            "sessionStart": None,
+            "beforeSubmitPrompt": None,
+            "afterFileEdit": None,
+            "stop": None,
+        },
+        stop_events=("stop",),
+        flat=True,
+    ),
 }
+# Cursor ends a chain of follow-ups itself after loop_limit; donegate's own cap
+# (max_blocks_in_a_row, 6 by default) must come first, so that the end is on the record.
+CURSOR_LOOP_LIMIT = 10
 
 
 def hook_command(host: str) -> str:
@@ -98,15 +115,26 @@ def install(root: Path, host: str, command: str | None = None) -> Path:
     hooks = _without_ours(settings.get("hooks", {}), host, path)
     cmd = command or hook_command(host)
     for event, matcher in spec.events.items():
-        seconds = spec.stop_timeout_s if event in spec.stop_events else spec.other_timeout_s
-        timeout = seconds * spec.timeout_unit
-        group: dict[str, Any] = {"hooks": [{"type": "command", "command": cmd, "timeout": timeout}]}
-        if matcher is not None:
-            group = {"matcher": matcher, **group}
-        hooks.setdefault(event, []).append(group)
+        entry = _flat_entry(spec, event, cmd) if spec.flat else _group(spec, event, matcher, cmd)
+        hooks.setdefault(event, []).append(entry)
+    if spec.flat:
+        settings.setdefault("version", 1)
     settings["hooks"] = hooks
     _write(path, settings)
     return path
+
+
+def _group(spec: HostSettings, event: str, matcher: str | None, cmd: str) -> dict[str, Any]:
+    seconds = spec.stop_timeout_s if event in spec.stop_events else spec.other_timeout_s
+    handler = {"type": "command", "command": cmd, "timeout": seconds * spec.timeout_unit}
+    group: dict[str, Any] = {"hooks": [handler]}
+    return {"matcher": matcher, **group} if matcher is not None else group
+
+
+def _flat_entry(spec: HostSettings, event: str, cmd: str) -> dict[str, Any]:
+    if event in spec.stop_events:
+        return {"command": cmd, "loop_limit": CURSOR_LOOP_LIMIT}
+    return {"command": cmd}
 
 
 def uninstall(root: Path, host: str) -> Path | None:
@@ -128,11 +156,12 @@ def installed(root: Path, host: str) -> list[str]:
     """The events for which donegate's hook is installed in ``root``."""
     path = root / HOSTS[host].settings
     hooks = _read(path).get("hooks", {}) if path.exists() else {}
-    return [
-        event
-        for event, groups in hooks.items()
-        if any(is_ours(h.get("command"), host) for g in groups for h in g.get("hooks", []))
-    ]
+    return [event for event, groups in hooks.items() if any(_has_ours(g, host) for g in groups)]
+
+
+def _has_ours(group: dict[str, Any], host: str) -> bool:
+    handlers = group.get("hooks", [group])  # a flat entry is its own handler
+    return any(is_ours(h.get("command"), host) for h in handlers)
 
 
 def _without_ours(hooks: object, host: str, path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -149,6 +178,8 @@ def _without_ours(hooks: object, host: str, path: Path) -> dict[str, list[dict[s
 
 
 def _strip_group(group: Any, host: str) -> Any:
+    if isinstance(group, dict) and "hooks" not in group and "command" in group:
+        return None if is_ours(group["command"], host) else group  # a flat entry
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         return group  # not ours to judge: keep it exactly
     handlers = [

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from donegate import statedir
 from donegate.errors import InvalidInput
-from donegate.exitcodes import ExitCode
 from donegate.hooks import HostAdapter, adapter
 from donegate.hooks.event import HookAnswer, HookEvent
 
@@ -135,12 +134,9 @@ def _record_failure(event: HookEvent, state: Path, what: str) -> bool:
 
 
 def _emit(host_adapter: HostAdapter, answer: HookAnswer, event: HookEvent | None) -> int:
-    if event is None:
-        out = {"systemMessage": answer.notice} if answer.notice else {}
-        if out:
-            sys.stdout.write(json.dumps(out) + "\n")
-        return ExitCode.OK
-    rendered = host_adapter.render(answer, event)
+    # A payload that could not be read is answered as a non-stop event: never a block.
+    unread = HookEvent(host_adapter.NAME, "", "ignored", "", Path.cwd())
+    rendered = host_adapter.render(answer, event or unread)
     if rendered.stdout:
         sys.stdout.write(rendered.stdout + "\n")
     return rendered.exit_code
