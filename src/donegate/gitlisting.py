@@ -33,22 +33,33 @@ def resolved(path: str | Path) -> Path:
     return Path(path).resolve()
 
 
-@lru_cache(maxsize=8)
-def toplevel(cwd: Path) -> Path | None:
-    """The top level of the git work tree holding ``cwd``, or None outside git."""
+def run(root: Path, *args: str) -> bytes | None:
+    """``git args`` in ``root``; its stdout, or ``None`` when git fails, is missing or hangs."""
     try:
         done = subprocess.run(
-            ["git", "-C", str(cwd), "rev-parse", "--show-toplevel"],
+            ["git", *args],
+            cwd=root,
             capture_output=True,
-            text=True,
             timeout=TIMEOUT_S,
             env={**os.environ, **ENV},
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    top = done.stdout.strip()
-    return Path(top) if done.returncode == 0 and top else None
+    return done.stdout if done.returncode == 0 else None
+
+
+def has_head(root: Path) -> bool:
+    """Whether ``root`` is in a git repository with at least one commit."""
+    return run(root, "rev-parse", "--verify", "--quiet", "HEAD") is not None
+
+
+@lru_cache(maxsize=8)
+def toplevel(cwd: Path) -> Path | None:
+    """The top level of the git work tree holding ``cwd``, or None outside git."""
+    out = run(cwd, "rev-parse", "--show-toplevel")
+    top = os.fsdecode(out).strip() if out is not None else ""
+    return Path(top) if top else None
 
 
 def spawn(root: Path, args: tuple[str, ...]) -> subprocess.Popen[bytes]:

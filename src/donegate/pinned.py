@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from donegate.errors import InvalidInput
-from donegate.gitlisting import ENV, TIMEOUT_S
+from donegate.gitlisting import has_head, run
 from donegate.workspace.state import session_dir
 
 CONFIG_FILE = "donegate.toml"
@@ -52,7 +51,7 @@ def pinned(state_dir: Path, root: Path, session_id: str) -> PinnedConfig:
     if path.exists():
         text, parsed = _read(path)
     else:
-        text = _at_head(root) if _in_git(root) else current
+        text = _at_head(root) if has_head(root) else current
         parsed = _write(path, text)
     return PinnedConfig(text, text != current, parsed)
 
@@ -66,28 +65,9 @@ def _current(root: Path) -> str | None:
         raise InvalidInput(f"cannot read {root / CONFIG_FILE}: {exc}") from None
 
 
-def _in_git(root: Path) -> bool:
-    return _git(root, "rev-parse", "--verify", "--quiet", "HEAD") is not None
-
-
 def _at_head(root: Path) -> str | None:
-    out = _git(root, "show", f"HEAD:{CONFIG_FILE}")
+    out = run(root, "show", f"HEAD:{CONFIG_FILE}")
     return None if out is None else out.decode("utf-8", "replace")
-
-
-def _git(root: Path, *args: str) -> bytes | None:
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=root,
-            capture_output=True,
-            timeout=TIMEOUT_S,
-            env={**os.environ, **ENV},
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
 
 
 def _read(path: Path) -> tuple[str | None, dict[str, Any] | None]:

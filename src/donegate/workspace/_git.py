@@ -7,18 +7,11 @@ Every call has a timeout; a git failure is reported as ``None`` (not a git repos
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
 from donegate import gitlisting
-
-_TIMEOUT_S = gitlisting.TIMEOUT_S
-# An index entry of ``git ls-files -z --stage -v``: "tag mode oid stage<TAB>path". The tag is
-# "H" for a plain cached entry; lower case means assume-unchanged and "S" skip-worktree: git
-# would not notice those files change, so they are never vouched for.
-# git must not prompt, page or read the user's global hooks while we list files.
-_ENV = gitlisting.ENV
+from donegate.gitlisting import run
 
 
 class Listing(NamedTuple):
@@ -35,22 +28,6 @@ class Listing(NamedTuple):
     untracked: list[str]
     clean: frozenset[str] = frozenset()
     began_ns: int = 0
-
-
-def run(root: Path, *args: str) -> bytes | None:
-    """``git args`` in ``root``; its stdout, or ``None`` when git fails or is missing."""
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=root,
-            capture_output=True,
-            timeout=_TIMEOUT_S,
-            env={**os.environ, **_ENV},
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
 
 
 def object_format(root: Path) -> str | None:
@@ -76,7 +53,12 @@ def listing(root: Path, fmt: str) -> Listing | None:
 
 
 def _index(text: str) -> tuple[dict[str, str], set[str]]:
-    """``path -> blob id`` of the index's files, and the paths with a plain ``H`` tag."""
+    """``path -> blob id`` of the index's files, and the paths with a plain ``H`` tag.
+
+    Each entry of ``git ls-files -z --stage -v`` reads "tag mode oid stage<TAB>path". The tag is
+    "H" for a plain cached entry; lower case means assume-unchanged and "S" skip-worktree: git
+    would not notice those files change, so they are never vouched for.
+    """
     tracked: dict[str, str] = {}
     plain: set[str] = set()
     for record in text.split("\0"):

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from donegate.errors import InvalidInput
-from donegate.gitlisting import resolved
+from donegate.gitlisting import has_head, resolved
 from donegate.workspace._files import write_atomic
 from donegate.workspace.blobs import BlobStore
 from donegate.workspace.classify import ClassifiedWrite, Rules, classify, flags
@@ -109,7 +109,7 @@ class WorkspaceState:
         if stored is not None:
             return stored
         pinned = Snapshot.from_head(self.root, ignore=self.ignore)
-        if not pinned.entries and not _has_head(self.root):
+        if not pinned.entries and not has_head(self.root):
             pinned = Snapshot.empty(self.root, pinned.algorithm)
         self._save(self._session / "baseline.json", pinned)
         return pinned
@@ -203,9 +203,3 @@ def _inside(state_dir: Path, root: Path) -> tuple[str, ...]:
     except ValueError:
         return ()
     return (f"/{rel.as_posix()}/",) if rel.parts else ()
-
-
-def _has_head(root: Path) -> bool:
-    from donegate.workspace import _git
-
-    return _git.run(root, "rev-parse", "--verify", "--quiet", "HEAD") is not None
