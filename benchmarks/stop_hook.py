@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import workspace_snapshot  # the benchmarks folder is on sys.path when run as a script
 from donegate.demo.project import git, payload
 
 TARGET_RATIO = 10.0
@@ -31,19 +32,14 @@ SLOW_TEST_S = 3
 
 
 def make_repo(root: Path, files: int) -> None:
-    """``files`` Python modules in 100-file directories and a config with a slow test command."""
-    git(root, "init", "-q")
-    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(30))
-    for n in range(files):
-        path = root / f"pkg{n // 100:03d}" / f"mod_{n:05d}.py"
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(f'"""Module {n}."""\n\n{body}')
+    """The snapshot benchmark's tree, plus a committed config whose test command is slow."""
+    workspace_snapshot.make_repo(root, files)
     command = json.dumps([sys.executable, "-c", f"import time; time.sleep({SLOW_TEST_S})"])
     (root / "donegate.toml").write_text(
         f'[[checks]]\ncheck_type = "test_run"\ncommand = {command}\n'
     )
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "tree")
+    git(root, "commit", "-q", "-m", "config")
 
 
 def timed(cmd: list[str], stdin: str, env: dict[str, str], cwd: Path) -> float:

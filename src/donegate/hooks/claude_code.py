@@ -105,11 +105,14 @@ def _tool_use(payload: dict[str, Any], dialect: Dialect, *, failed: bool) -> Too
     return ToolUse(tool, paths, command if isinstance(command, str) else None, failed)
 
 
-def render(answer: HookAnswer, event: HookEvent) -> HostOutput:
-    """The answer in Claude Code's terms: JSON on stdout, exit 0."""
+def render(answer: HookAnswer, event: HookEvent, *, block: str = "block") -> HostOutput:
+    """The answer in Claude Code's terms: JSON on stdout, exit 0.
+
+    ``block`` is the host's word for "keep working" (Gemini CLI says ``deny``).
+    """
     body: dict[str, str] = {}
     if event.kind == "stop" and answer.decision == "block" and answer.reason:
-        body = {"decision": "block", "reason": answer.reason}
+        body = {"decision": block, "reason": answer.reason}
     if answer.notice:
         body["systemMessage"] = answer.notice
     return HostOutput(json.dumps(body) if body else "", 0)

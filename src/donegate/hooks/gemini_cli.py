@@ -9,7 +9,6 @@ final words in ``prompt_response``. To send the agent back, ``AfterAgent`` answe
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +38,4 @@ def parse(payload: Any, *, fallback_cwd: Path | None = None) -> HookEvent:
 
 def render(answer: HookAnswer, event: HookEvent) -> HostOutput:
     """The answer in Gemini CLI's terms: ``deny`` sends the agent back."""
-    body: dict[str, str] = {}
-    if event.kind == "stop" and answer.decision == "block" and answer.reason:
-        body = {"decision": "deny", "reason": answer.reason}
-    if answer.notice:
-        body["systemMessage"] = answer.notice
-    return HostOutput(json.dumps(body) if body else "", 0)
+    return claude_code.render(answer, event, block="deny")
