@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
-import pydantic_core
 
 from donegate.claim import Claim, load_claim, parse_claim
+from donegate.cli.report import show
 from donegate.exitcodes import HELP_TABLE
 from donegate.instant import Instant
 
@@ -62,10 +61,7 @@ def collect(
         click.echo(f"donegate: warning: {warning}", err=True)
     done = collect_claim(document, config)
     assert done.verdict is not None
-    if as_json:
-        sys.stdout.buffer.write(pydantic_core.to_json(done.to_json_dict(), indent=2) + b"\n")
-    else:
-        _summarise(done)
+    show(done, as_json=as_json)
     return exit_code(done.verdict, enabled=enforce)
 
 
@@ -97,25 +93,3 @@ def claim_from_flags(task_id: str, outcome: str, mutations: tuple[str, ...], at:
             "mutations": items,
         }
     )
-
-
-def _summarise(claim: Claim) -> None:
-    verdict = claim.verdict
-    assert verdict is not None
-    echo = _stderr
-    echo(f"{verdict.state}: {claim.task.id}")
-    if verdict.reason:
-        echo(f"  reason: {verdict.reason}")
-    if verdict.unmet:
-        echo(f"  unmet: {', '.join(verdict.unmet)}")
-    for finding in verdict.evidence:
-        item = claim.evidence[finding.index]
-        mark = "counts" if finding.counts else "ignored"
-        echo(f"  evidence[{finding.index}] {item.check_type} {item.target} [{mark}]: {finding.why}")
-        detail = (item.model_extra or {}).get("detail")
-        if isinstance(detail, dict) and detail.get("why_not_counted"):
-            echo(f"    why: {detail['why_not_counted']}")
-
-
-def _stderr(text: str) -> None:
-    click.echo(text, err=True)

@@ -10,8 +10,9 @@ from typing import IO
 import click
 import pydantic_core
 
-from donegate.claim import Claim, load_claim, parse_claim
+from donegate.claim import load_claim, parse_claim
 from donegate.cli.options import INSTANT
+from donegate.cli.report import show
 from donegate.enforce import exit_code
 from donegate.errors import InvalidInput
 from donegate.exitcodes import HELP_TABLE, ExitCode
@@ -80,10 +81,7 @@ def verify(
         return _verify_lines(jsonl, options)
     assert claim is not None
     verified = verify_claim(load_claim(claim), options)
-    if as_json:
-        sys.stdout.buffer.write(pydantic_core.to_json(verified.to_json_dict(), indent=2) + b"\n")
-    else:
-        _summarise(verified)
+    show(verified, as_json=as_json)
     assert verified.verdict is not None
     return exit_code(verified.verdict, enabled=enforce)
 
@@ -129,25 +127,3 @@ def _numbered(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
     for number, line in enumerate(stream, start=1):
         if line.strip():
             yield number, line
-
-
-def _summarise(claim: Claim) -> None:
-    verdict = claim.verdict
-    assert verdict is not None
-    echo = _stderr
-    applied = verdict.applied_policy
-    policy_id = applied.policy.id if applied and applied.policy else None
-    source = applied.source if applied else "none"
-    echo(f"{verdict.state}: {claim.task.id}  (policy {policy_id or '-'}, from {source})")
-    if verdict.reason:
-        echo(f"  reason: {verdict.reason}")
-    if verdict.unmet:
-        echo(f"  unmet: {', '.join(verdict.unmet)}")
-    for finding in verdict.evidence:
-        mark = "counts" if finding.counts else "ignored"
-        item = claim.evidence[finding.index]
-        echo(f"  evidence[{finding.index}] {item.check_type} {item.target} [{mark}]: {finding.why}")
-
-
-def _stderr(text: str) -> None:
-    click.echo(text, err=True)
