@@ -51,11 +51,26 @@ class CheckContext:
     ``base_dir`` is the directory of the configuration file (relative paths start there);
     ``mutations`` are the claim's, read as data only; ``redactor`` masks secrets in any text the
     collector reports.
+
+    ``workdir``, when set, is a sealed copy of ``base_dir`` (the exact bytes donegate hashed at a
+    stop, where no process of the agent can change them): commands run there instead, with
+    ``pythonpath`` put first so that the code under test is imported from the copy.
+    ``tainted`` holds paths (relative to ``base_dir``) whose content an agent wrote and no person
+    has accepted: a check whose judge reads one of them (a runner file, a protected test) does not
+    count.
     """
 
     base_dir: Path
     mutations: tuple[Mutation, ...] = ()
     redactor: Redactor = NO_SECRETS
+    workdir: Path | None = None
+    pythonpath: tuple[str, ...] = ()
+    tainted: frozenset[str] = frozenset()
+
+    @property
+    def run_dir(self) -> Path:
+        """Where commands run: the sealed copy when there is one, else ``base_dir``."""
+        return self.workdir if self.workdir is not None else self.base_dir
 
 
 @dataclass(frozen=True, slots=True)
