@@ -1,14 +1,22 @@
-"""Instants: RFC 3339 timestamps with an offset, compared as points in time.
+"""Instants: RFC 3339 timestamps with an offset, compared exactly as points in time.
 
 The spec's rules compare times, so a timestamp that is not an instant (a naive time, a date,
 an epoch number) is rejected rather than guessed at. The original text is kept so that a
 document written back reads as it was submitted.
+
+RFC 3339 allows any number of fractional digits. An instant is held as whole seconds since the
+epoch and the fractional digits as written, so comparisons and differences are exact: evidence
+300.0000009 s old is older than 300 s, whatever the number of digits.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from datetime import UTC, datetime, timedelta
+import time
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Self
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
@@ -17,36 +25,57 @@ from pydantic_core import PydanticCustomError, core_schema
 
 RFC3339_PATTERN = r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
 _RFC3339 = re.compile(RFC3339_PATTERN)
+_PARTS = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))"
+)
+_EPOCH_DAY = date(1970, 1, 1).toordinal()
+_DAY_S = 86400
+# A fraction longer than this is refused: it says nothing a clock can measure, and its digits
+# would only cost memory and time in every comparison.
+MAX_FRACTION_DIGITS = 1000
+
+Seconds = int | float | Fraction | Decimal
+"""A duration in seconds, compared exactly (a float by its exact binary value)."""
 
 
 class Instant:
     """A point in time parsed from RFC 3339 text with an explicit offset.
 
-    Fractional seconds beyond microseconds are truncated; every comparison the rules make with a
-    truncated time errs towards "does not count" (later evidence looks earlier, fresh looks older).
+    ``key`` orders instants exactly: (whole seconds since the epoch in UTC, fractional digits
+    without trailing zeros). Digit strings without trailing zeros order as the fractions they
+    write, so the key compares as a tuple with no rounding anywhere.
     """
 
-    __slots__ = ("text", "value")
+    __slots__ = ("key", "text")
 
     text: str
-    value: datetime
+    key: tuple[int, str]
 
-    def __init__(self, text: str, value: datetime) -> None:
+    def __init__(self, text: str, key: tuple[int, str]) -> None:
         self.text = text
-        self.value = value
+        self.key = key
 
     @classmethod
     def parse(cls, text: str) -> Self:
         """Parse RFC 3339 ``text``; raise ``ValueError`` saying what is wrong."""
         if _RFC3339.match(text) is None:
             raise ValueError(_why_not_rfc3339(text))
+        parts = _PARTS.fullmatch(text)
+        assert parts is not None  # the pattern above fixed the shape
+        year, month, day, hour, minute, second = (int(p) for p in parts.groups()[:6])
+        fraction, sign, off_h, off_m = parts.group(7, 8, 9, 10)
         try:
-            # The pattern fixed the shape; fromisoformat reads exactly that shape (and truncates
-            # digits past microseconds) once the letters are upper case.
-            value = datetime.fromisoformat(text.upper())
+            datetime(year, month, day, hour, minute, second)
+            offset = _offset_seconds(sign, off_h, off_m)
         except ValueError as exc:
             raise ValueError(f"not a real date and time: {text!r} ({exc})") from None
-        return cls(text, value)
+        if fraction is not None and len(fraction) > MAX_FRACTION_DIGITS:
+            raise ValueError(
+                f"more than {MAX_FRACTION_DIGITS} fractional digits of a second: {text[:40]!r}..."
+            )
+        days = date(year, month, day).toordinal() - _EPOCH_DAY
+        whole = days * _DAY_S + hour * 3600 + minute * 60 + second - offset
+        return cls(text, (whole, (fraction or "").rstrip("0")))
 
     @classmethod
     def from_datetime(cls, value: datetime) -> Self:
@@ -54,36 +83,56 @@ class Instant:
         if value.tzinfo is None:
             raise ValueError("a naive datetime is not an instant")
         utc = value.astimezone(UTC)
-        return cls(utc.isoformat(timespec="microseconds").replace("+00:00", "Z"), utc)
+        return cls.parse(utc.isoformat(timespec="microseconds").replace("+00:00", "Z"))
+
+    @classmethod
+    def from_epoch(cls, seconds: Seconds) -> Self:
+        """The instant ``seconds`` after the epoch, written as UTC with every digit it needs."""
+        exact = _exact(seconds)
+        whole = exact.numerator // exact.denominator
+        digits = _decimal_digits(exact - whole)
+        moment = datetime.fromtimestamp(whole, UTC).replace(tzinfo=None).isoformat()
+        return cls.parse(f"{moment}.{digits or '0'}Z")
 
     @classmethod
     def now(cls) -> Self:
-        return cls.from_datetime(datetime.now(UTC))
+        """The clock's time, to the nanosecond it reports."""
+        return cls.from_epoch(Fraction(time.time_ns(), 10**9))
 
-    def __add__(self, seconds: float) -> Instant:
-        return Instant.from_datetime(self.value + timedelta(seconds=seconds))
+    def exact(self) -> Fraction:
+        """Seconds since the epoch, exactly."""
+        whole, digits = self.key
+        return whole + Fraction(int(digits or "0"), 10 ** len(digits))
 
-    def seconds_since(self, other: Instant) -> float:
-        """``self - other`` in seconds."""
-        return (self.value - other.value).total_seconds()
+    @property
+    def value(self) -> datetime:
+        """The instant as an aware datetime in its own offset (to the microsecond, truncated)."""
+        return datetime.fromisoformat(_to_microseconds(self.text).upper())
+
+    def __add__(self, seconds: Seconds) -> Instant:
+        return Instant.from_epoch(self.exact() + _exact(seconds))
+
+    def seconds_since(self, other: Instant) -> Fraction:
+        """``self - other`` in seconds, exactly."""
+        return self.exact() - other.exact()
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Instant) and self.value == other.value
+        return isinstance(other, Instant) and self.key == other.key
 
     def __lt__(self, other: Instant) -> bool:
-        return self.value < other.value
+        return self.key < other.key
 
     def __le__(self, other: Instant) -> bool:
-        return self.value <= other.value
+        return self.key <= other.key
 
     def __gt__(self, other: Instant) -> bool:
-        return self.value > other.value
+        return self.key > other.key
 
     def __ge__(self, other: Instant) -> bool:
-        return self.value >= other.value
+        return self.key >= other.key
 
     def __hash__(self) -> int:
-        return hash(self.value)
+        return hash(self.key)
 
     def __repr__(self) -> str:
         return f"Instant({self.text!r})"
@@ -114,6 +163,49 @@ class Instant:
         }
 
 
+def _offset_seconds(sign: str | None, hours: str | None, minutes: str | None) -> int:
+    if sign is None or hours is None or minutes is None:
+        return 0
+    h, m = int(hours), int(minutes)
+    if h > 23 or m > 59:
+        raise ValueError(f"offset {sign}{hours}:{minutes} is not a UTC offset")
+    return (h * 3600 + m * 60) * (-1 if sign == "-" else 1)
+
+
+def is_finite(seconds: Seconds) -> bool:
+    """False for NaN and the infinities (a Decimal as itself, never through a float)."""
+    if isinstance(seconds, Decimal):
+        return seconds.is_finite()
+    return not isinstance(seconds, float) or math.isfinite(seconds)
+
+
+def _exact(seconds: Seconds) -> Fraction:
+    if isinstance(seconds, bool):
+        raise TypeError("a boolean is not a number of seconds")
+    if not is_finite(seconds):
+        raise ValueError(f"not a finite number of seconds: {seconds}")
+    return Fraction(seconds)
+
+
+def _decimal_digits(fraction: Fraction) -> str:
+    """The decimal digits of ``0 <= fraction < 1``; it must have a finite decimal expansion."""
+    denominator, twos, fives = fraction.denominator, 0, 0
+    while denominator % 2 == 0:
+        denominator, twos = denominator // 2, twos + 1
+    while denominator % 5 == 0:
+        denominator, fives = denominator // 5, fives + 1
+    if denominator != 1:
+        raise ValueError(f"{fraction} s has no finite decimal expansion")
+    places = max(twos, fives)
+    scaled = fraction.numerator * 10**places // fraction.denominator
+    return f"{scaled:0{places}d}".rstrip("0") if places else ""
+
+
+def _to_microseconds(text: str) -> str:
+    # datetime holds microseconds: a longer fraction is cut to six digits for display only.
+    return re.sub(r"\.(\d{6})\d+", r".\1", text)
+
+
 def _validate_instant(value: object) -> Instant:
     if isinstance(value, Instant):
         return value
@@ -134,10 +226,11 @@ def _instant_text(value: Instant) -> str:
 
 
 def _why_not_rfc3339(text: str) -> str:
+    shown = text if len(text) <= 80 else text[:77] + "..."
     if re.fullmatch(r"-?\d+(\.\d+)?", text):
-        return f"an epoch number is not an RFC 3339 timestamp: {text!r}"
+        return f"an epoch number is not an RFC 3339 timestamp: {shown!r}"
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        return f"a date is not an instant; add a time and an offset: {text!r}"
+        return f"a date is not an instant; add a time and an offset: {shown!r}"
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?", text):
-        return f"a time without an offset is ambiguous; add Z or +hh:mm: {text!r}"
-    return f"expected an RFC 3339 timestamp like 2026-08-27T18:04:02Z, got {text!r}"
+        return f"a time without an offset is ambiguous; add Z or +hh:mm: {shown!r}"
+    return f"expected an RFC 3339 timestamp like 2026-08-27T18:04:02Z, got {shown!r}"

@@ -24,7 +24,7 @@ def _seconds(value: Any) -> int | float:
     # int or float kept as given (300 stays 300 when written back); bools are not numbers.
     if type(value) not in (int, float):
         raise ValueError(f"expected a number of seconds, got {type(value).__name__}")
-    if not math.isfinite(value):
+    if type(value) is float and not math.isfinite(value):  # an int of any size is exact
         raise ValueError("NaN and Infinity are not JSON numbers")
     if value < 0:
         raise ValueError(f"must be >= 0, got {value}")
@@ -55,7 +55,7 @@ class AppliedPolicy(WireModel):
         return self.policy.requires if self.policy else []
 
     @property
-    def max_age_s(self) -> float | None:
+    def max_age_s(self) -> int | float | None:
         return self.policy.max_age_s if self.policy else None
 
     @property

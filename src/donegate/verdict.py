@@ -10,13 +10,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
 
 from donegate.claim import Claim, Evidence, Verdict, VerdictState
 from donegate.expectation import Comparison, compare
-from donegate.instant import Instant
+from donegate.instant import Instant, Seconds, is_finite
 from donegate.policy import AppliedPolicy
 
 DEFAULT_MAX_SKEW_S = 5.0
+MAX_SKEW_LIMIT_S = 10**9
+"""The largest clock skew accepted (about 31 years): past it, a bound says nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +37,18 @@ class VerifyOptions:
     policy: AppliedPolicy | None = None
     now: Instant | None = None
     trust: frozenset[str] | None = None
-    max_skew_s: float = DEFAULT_MAX_SKEW_S
+    max_skew_s: Seconds = DEFAULT_MAX_SKEW_S
     required: Mapping[int, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # NaN compares false with everything, so a NaN bound would let any date through.
+        skew = self.max_skew_s
+        if isinstance(skew, bool) or not isinstance(skew, int | float | Fraction | Decimal):
+            raise ValueError(f"max_skew_s: expected a number of seconds, got {skew!r}")
+        if not is_finite(skew):
+            raise ValueError(f"max_skew_s: expected a finite number of seconds, got {skew}")
+        if not 0 <= skew <= MAX_SKEW_LIMIT_S:
+            raise ValueError(f"max_skew_s: expected 0 to {MAX_SKEW_LIMIT_S} seconds, got {skew}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,18 +154,28 @@ def _why_not_counted(
                 f"collected at {item.at}, not after mutation {mutation_id} at {mutation_at} "
                 "(rule 2: a check before the write proves nothing about it)"
             )
+    # Exact arithmetic: an instant 300.0000009 s old is older than 300 s, and a float bound
+    # counts by its exact binary value, so no rounding ever makes evidence look fresh.
     age = now.seconds_since(item.at)
-    if applied.max_age_s is not None and age > applied.max_age_s:
+    max_age = applied.max_age_s
+    if max_age is not None and age > Fraction(max_age):
         return (
-            f"stale: {age:g} s old at decision time, "
-            f"policy max_age_s is {applied.max_age_s:g} (rule 5)"
+            f"stale: {_g(age)} s old at decision time, policy max_age_s is {_g(max_age)} (rule 5)"
         )
-    if -age > options.max_skew_s:
+    if -age > Fraction(options.max_skew_s):
         return (
-            f"dated {-age:g} s after the decision time, "
-            f"beyond the allowed clock skew of {options.max_skew_s:g} s"
+            f"dated {_g(-age)} s after the decision time, "
+            f"beyond the allowed clock skew of {_g(options.max_skew_s)} s"
         )
     return None
+
+
+def _g(seconds: Seconds) -> str:
+    """Seconds for a message, as ``%g`` writes them; a number too large for a float as is."""
+    try:
+        return f"{float(seconds):g}"
+    except OverflowError:
+        return str(seconds)  # only an integer can be too large for a float here
 
 
 def _unmet(
