@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from donegate.errors import InvalidInput
+
 ENV_VAR = "DONEGATE_STATE_DIR"
 
 
@@ -25,7 +27,20 @@ def resolve(explicit: str | Path | None = None) -> Path:
 
 
 def ensure(explicit: str | Path | None = None) -> Path:
-    """The state directory, created (private to the user) if it does not exist."""
+    """The state directory, created (private to the user) if it does not exist.
+
+    A directory that cannot be made or is not one (a file on the way, no permission, a read-only
+    or full file system) is :class:`InvalidInput` naming the path and the cause.
+    """
     path = resolve(explicit)
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise InvalidInput(
+            f"state directory {path} cannot be used: {exc.strerror or exc}"
+        ) from None
+    except ValueError as exc:  # a NUL in the path
+        raise InvalidInput(f"state directory {path!r} cannot be used: {exc}") from None
+    if not path.is_dir():
+        raise InvalidInput(f"state directory {path} cannot be used: not a directory")
     return path

@@ -13,6 +13,7 @@ from typing import IO, Any
 
 import click
 
+from donegate import jsontext
 from donegate.errors import InvalidInput
 from donegate.exitcodes import ExitCode
 from donegate.gate import Decision, Gate, GateStore, parse_options
@@ -23,11 +24,15 @@ GATE_EXIT_CODES = (
     "5 internal error (e.g. an unreadable state file; no decision was made)."
 )
 _REQUEST_KEYS = frozenset({"facts", "options"})
+MAX_REQUEST_BYTES = 256 * 1024 * 1024
+"""The largest ``gate decide`` request read; a larger one is refused (exit 4), never half-read."""
 
 
 def _session(ctx: click.Context, param: click.Parameter, value: str) -> str:
     if not value.strip():
         raise click.BadParameter("expected a non-blank session id")
+    if not jsontext.clean_text(value):
+        raise click.BadParameter(f"a session id is UTF-8 text without NUL, got {value[:80]!r}")
     return value
 
 
@@ -94,11 +99,10 @@ def counts(session_id: str, state_dir: Path | None) -> int:
 
 
 def _read_request(stream: IO[bytes]) -> dict[str, Any]:
-    raw = stream.read()
-    try:
-        request = json.loads(raw)
-    except ValueError as exc:
-        raise InvalidInput(f"stdin is not JSON: {exc}") from None
+    raw = stream.read(MAX_REQUEST_BYTES + 1)
+    if len(raw) > MAX_REQUEST_BYTES:
+        raise InvalidInput(f"stdin is larger than {MAX_REQUEST_BYTES} bytes (see Input bounds)")
+    request = jsontext.loads(raw, what="stdin")
     return dict(mapping(request, "", _REQUEST_KEYS))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from donegate.jsontext import clean_text
 from donegate.ledger import Ledger, Receipt
 
 _STATE_DIR = click.option(
@@ -21,11 +22,21 @@ _STATE_DIR = click.option(
     help="Where receipts live; default $DONEGATE_STATE_DIR, else ~/.local/state/donegate.",
 )
 _REASON_WIDTH = 70
+MAX_LIMIT = 1_000_000
+_MAX_ID = 2**63 - 1  # SQLite's largest integer
+
+
+def _session(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not clean_text(value):
+        raise click.BadParameter(f"a session id is UTF-8 text without NUL, got {value[:80]!r}")
+    return value
 
 
 @click.group(invoke_without_command=True)
-@click.option("--session", metavar="ID", help="Only this agent session's receipts.")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--session", metavar="ID", callback=_session, help="Only this agent session's receipts."
+)
+@click.option("--limit", type=click.IntRange(min=1, max=MAX_LIMIT), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the receipts as JSON on stdout.")
 @_STATE_DIR
 @click.pass_context
@@ -46,7 +57,7 @@ def receipts(
 
 
 @receipts.command()
-@click.argument("receipt_id", type=int, metavar="ID")
+@click.argument("receipt_id", type=click.IntRange(min=1, max=_MAX_ID), metavar="ID")
 @click.option("--full", is_flag=True, help="The whole receipt (decision included), not the claim.")
 @_STATE_DIR
 @click.pass_obj

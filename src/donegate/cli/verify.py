@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import IO
 
@@ -11,14 +12,20 @@ import click
 import pydantic_core
 
 from donegate.claim import load_claim, parse_claim
-from donegate.cli.options import INSTANT
+from donegate.cli.options import INSTANT, SecondsParam
 from donegate.cli.report import show
 from donegate.enforce import exit_code
 from donegate.errors import InvalidInput
 from donegate.exitcodes import HELP_TABLE, ExitCode
 from donegate.instant import Instant
 from donegate.policy import AppliedPolicy, load_policy_file
-from donegate.verdict import DEFAULT_MAX_SKEW_S, VerifyOptions, decide, verify_claim
+from donegate.verdict import (
+    DEFAULT_MAX_SKEW_S,
+    MAX_SKEW_LIMIT_S,
+    VerifyOptions,
+    decide,
+    verify_claim,
+)
 
 
 @click.command(epilog=HELP_TABLE)
@@ -41,7 +48,7 @@ from donegate.verdict import DEFAULT_MAX_SKEW_S, VerifyOptions, decide, verify_c
 )
 @click.option(
     "--max-skew",
-    type=click.FloatRange(min=0),
+    type=SecondsParam(MAX_SKEW_LIMIT_S),
     default=DEFAULT_MAX_SKEW_S,
     show_default=True,
     help="Seconds evidence may be dated after the decision time (clock skew).",
@@ -54,7 +61,7 @@ def verify(
     policy_file: Path | None,
     now: Instant | None,
     trust: tuple[str, ...],
-    max_skew: float,
+    max_skew: Decimal,
     as_json: bool,
     enforce: bool,
 ) -> int:

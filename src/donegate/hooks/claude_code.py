@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.hooks.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
+from donegate.jsontext import clean_text
 
 NAME = "claude-code"
 
@@ -68,6 +69,8 @@ def parse(
     if not session:
         raise InvalidInput("hook payload has no session_id", path="session_id")
     cwd = _text(payload, "cwd")
+    _check_clean(session, "session_id")
+    _check_clean(cwd, "cwd")
     return HookEvent(
         host=host,
         host_event=name,
@@ -80,6 +83,12 @@ def parse(
         tool_use=_tool_use(payload, dialect, failed=name in dialect.failure_events),
         last_message=_text(payload, dialect.message_key),
     )
+
+
+def _check_clean(value: str | None, key: str) -> None:
+    # Stored in SQLite and passed to the file system: a NUL or a lone surrogate cannot be.
+    if value is not None and not clean_text(value):
+        raise InvalidInput(f"{key} holds a NUL or a lone surrogate: {value[:80]!r}", path=key)
 
 
 def _text(payload: dict[str, Any], key: str) -> str | None:

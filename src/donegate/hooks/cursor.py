@@ -16,6 +16,7 @@ from typing import Any
 
 from donegate.errors import InvalidInput
 from donegate.hooks.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
+from donegate.jsontext import clean_text
 
 NAME = "cursor"
 STOP_EVENTS = ("stop",)
@@ -35,6 +36,11 @@ def parse(payload: Any, *, fallback_cwd: Path | None = None) -> HookEvent:
     session = payload.get("conversation_id")
     if not isinstance(session, str) or not session:
         raise InvalidInput("hook payload has no conversation_id", path="conversation_id")
+    root = _root(payload)
+    for key, value in (("conversation_id", session), ("workspace_roots[0]", root)):
+        # Stored in SQLite and passed to the file system: a NUL or a lone surrogate cannot be.
+        if value is not None and not clean_text(str(value)):
+            raise InvalidInput(f"{key} holds a NUL or a lone surrogate: {str(value)[:80]!r}", key)
     name = payload.get("hook_event_name")
     name = name if isinstance(name, str) else ""
     kind = _KINDS.get(name, "ignored")
@@ -45,7 +51,7 @@ def parse(payload: Any, *, fallback_cwd: Path | None = None) -> HookEvent:
         host_event=name,
         kind=kind,
         session_id=session,
-        cwd=_root(payload) or fallback_cwd or Path.cwd(),
+        cwd=root or fallback_cwd or Path.cwd(),
         continuing=_count(payload.get("loop_count")) > 0,
         tool_use=_edit(payload) if kind == "tool_use" else None,
     )

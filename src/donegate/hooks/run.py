@@ -8,12 +8,11 @@ verified. A traceback never becomes the agent's feedback.
 
 from __future__ import annotations
 
-import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from donegate import statedir
+from donegate import jsontext, statedir
 from donegate.errors import InvalidInput
 from donegate.hooks import HostAdapter, adapter
 from donegate.hooks.event import HookAnswer, HookEvent
@@ -26,7 +25,9 @@ def run_hook(host: str, state_dir: str | Path | None = None) -> int:
     host_adapter = adapter(host)
     try:
         event = host_adapter.parse(_payload(), fallback_cwd=Path.cwd())
-    except InvalidInput as exc:
+    except Exception as exc:  # any payload at all is answered, never with a traceback
+        if not isinstance(exc, InvalidInput):
+            exc = InvalidInput(f"{type(exc).__name__}: {exc}")
         _say(f"donegate: unreadable {host} hook payload: {exc}")
         notice = f"donegate could not read this hook call ({exc}); the stop was not checked."
         return _emit(host_adapter, HookAnswer.allow(notice), None)
@@ -46,10 +47,7 @@ def _payload() -> object:
     data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
     if len(data) > MAX_PAYLOAD_BYTES:
         raise InvalidInput(f"payload larger than {MAX_PAYLOAD_BYTES} bytes")
-    try:
-        return json.loads(data or b"{}")
-    except ValueError as exc:
-        raise InvalidInput(f"not JSON: {exc}") from None
+    return jsontext.loads(data or b"{}", what="payload")
 
 
 def _handle(event: HookEvent, state: Path) -> HookAnswer:
