@@ -13,6 +13,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, WithJsonSchema
 
+# The JSON parser reads a number past a float's range (1e400) as an infinity: say so.
+NOT_FINITE = "NaN, Infinity and numbers beyond a float's range (like 1e400) are refused"
+
 
 def _check(value: Any) -> Any:
     kind = type(value)
@@ -20,7 +23,7 @@ def _check(value: Any) -> Any:
         return value
     if kind is float:
         if not math.isfinite(value):
-            raise ValueError("NaN and Infinity are not JSON numbers")
+            raise ValueError(NOT_FINITE)
         return value
     if kind is list:
         for item in value:

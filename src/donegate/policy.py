@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, ValidationError, WithJsonSchema
 
 from donegate.errors import InvalidInput
+from donegate.jsonvalue import NOT_FINITE
 from donegate.wire import WireModel, parse_json, translate
 
 OnUnverified = Literal["block", "warn", "record"]
@@ -25,7 +26,7 @@ def _seconds(value: Any) -> int | float:
     if type(value) not in (int, float):
         raise ValueError(f"expected a number of seconds, got {type(value).__name__}")
     if type(value) is float and not math.isfinite(value):  # an int of any size is exact
-        raise ValueError("NaN and Infinity are not JSON numbers")
+        raise ValueError(NOT_FINITE)
     if value < 0:
         raise ValueError(f"must be >= 0, got {value}")
     seconds: int | float = value

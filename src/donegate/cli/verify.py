@@ -111,14 +111,24 @@ def _verify_lines(source: str, options: VerifyOptions) -> int:
 
 
 def _verify_line(number: int, line: bytes, options: VerifyOptions) -> tuple[bytes, bool]:
+    """One output line for one input line, whatever it holds, and whether it was valid."""
     try:
         claim = parse_claim(line)
     except InvalidInput as exc:
-        return pydantic_core.to_json({"line": number, "error": str(exc)}), False
-    verdict = decide(claim, options)
-    # Spliced rather than rebuilt: the verdict is serialised once, straight to JSON.
-    head = pydantic_core.to_json({"line": number, "task_id": claim.task.id})[:-1]
-    return head + b',"verdict":' + verdict.model_dump_json(exclude_unset=True).encode() + b"}", True
+        return _invalid(number, exc.path, str(exc)), False
+    try:
+        verdict = decide(claim, options)
+        # Spliced rather than rebuilt: the verdict is serialised once, straight to JSON.
+        head = pydantic_core.to_json({"line": number, "task_id": claim.task.id})[:-1]
+        body = verdict.model_dump_json(exclude_unset=True).encode()
+    except Exception as exc:  # one line never stops the batch; it is answered, never verified
+        return _invalid(number, "", f"could not be decided: {type(exc).__name__}: {exc}"), False
+    return head + b',"verdict":' + body + b"}", True
+
+
+def _invalid(number: int, path: str, error: str) -> bytes:
+    record = {"line": number, "state": "invalid", "path": path, "error": error}
+    return pydantic_core.to_json(record, fallback=str)
 
 
 def _open_lines(source: str) -> IO[bytes]:
