@@ -162,7 +162,17 @@ def _check(index: int, table: object) -> CheckSpec:
         settings = collector.settings_model.model_validate(table)
     except ValidationError as exc:
         raise translate(exc, prefix=where) from None
+    _check_timeout(getattr(settings, "timeout_s", None), f"{where}.timeout_s")
     return CheckSpec(index, settings)
+
+
+MAX_TIMEOUT_S = 86400
+"""The longest ``timeout_s`` accepted: a day. Past it, clocks and sockets overflow, not wait."""
+
+
+def _check_timeout(value: object, path: str) -> None:
+    if isinstance(value, int | float) and not 0 < value <= MAX_TIMEOUT_S:
+        raise InvalidInput(f"expected more than 0 and at most {MAX_TIMEOUT_S} s, got {value}", path)
 
 
 def _expand(value: Any, path: str, environ: Mapping[str, str], secrets: set[str]) -> Any:
