@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from donegate.errors import InvalidInput
 from donegate.exitcodes import ExitCode
 from donegate.hooks import install as installer
 from donegate.hooks.starter import write_starter
@@ -31,6 +32,14 @@ def init(host: str, root: Path, uninstall: bool, command: str | None) -> int:
     detects, unless one exists. Running it again changes nothing; --uninstall removes exactly the
     entries it added.
     """
+    try:
+        return _init(host, root, uninstall, command)
+    except OSError as exc:  # a root under a file, no permission, a full or read-only disk
+        where = exc.filename or root
+        raise InvalidInput(f"cannot install {host}'s hooks: {where}: {exc.strerror}") from None
+
+
+def _init(host: str, root: Path, uninstall: bool, command: str | None) -> int:
     if uninstall:
         path = installer.uninstall(root, host)
         click.echo(
