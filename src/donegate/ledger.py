@@ -21,7 +21,7 @@ from typing import Any, Literal, NamedTuple, Self
 
 from donegate import statedir
 from donegate.errors import InvalidInput
-from donegate.sqlitefile import migrate
+from donegate.sqlitefile import cause, migrate, rollback
 
 FILE_NAME = "receipts.sqlite3"
 SCHEMA_VERSION = 1
@@ -172,7 +172,7 @@ class Ledger:
         try:
             yield
         except sqlite3.Error as exc:
-            raise InvalidInput(f"receipt ledger {self.path} is unusable: {exc}") from None
+            raise InvalidInput(f"receipt ledger {self.path} is unusable: {cause(exc)}") from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -181,10 +181,10 @@ class Ledger:
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield db
+                db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                rollback(db)
                 raise
-            db.execute("COMMIT")
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:

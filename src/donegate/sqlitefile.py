@@ -6,6 +6,7 @@ a transaction, and a file whose schema is not ours is refused rather than read a
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -34,10 +35,46 @@ def migrate(
             db.execute(f"PRAGMA user_version = {version}")
         elif found != version:
             raise refuse(f"{path}: schema version {found}, expected {version}")
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        rollback(db)
         raise
-    db.execute("COMMIT")
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if SQLite has not already (it does on a full disk).
+
+    A failing ROLLBACK must not replace the error that caused it: "cannot rollback - no
+    transaction is active" would hide "database or disk is full".
+    """
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):  # the original error is the one to report
+            db.execute("ROLLBACK")
+
+
+_CAUSES = {
+    "SQLITE_FULL": "the disk is full",
+    "SQLITE_READONLY": "the file or its file system is read-only",
+    "SQLITE_READONLY_DIRECTORY": "the directory or its file system is read-only",
+    "SQLITE_CANTOPEN": "it cannot be opened (permission denied, or no such directory)",
+    "SQLITE_PERM": "permission denied",
+    "SQLITE_AUTH": "permission denied",
+    "SQLITE_BUSY": "another process held the lock for too long",
+    "SQLITE_LOCKED": "another connection held the lock for too long",
+    "SQLITE_CORRUPT": "the file is corrupt",
+    "SQLITE_NOTADB": "it is not an SQLite database",
+    "SQLITE_IOERR": "the file system failed a read or write (full, read-only or failing)",
+}
+
+
+def cause(exc: sqlite3.Error) -> str:
+    """SQLite's error as a person reads it: the cause first (disk full, read-only, permission)."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    primary = "_".join(name.split("_")[:2])  # SQLITE_IOERR_WRITE -> SQLITE_IOERR
+    known = _CAUSES.get(name) or _CAUSES.get(primary)
+    if name and known:
+        return f"{known} ({exc}; {name})"
+    return f"{exc} ({name})" if name else str(exc)
 
 
 def _version(db: sqlite3.Connection) -> int:

@@ -68,11 +68,18 @@ def decide(session_id: str, state_dir: Path | None, as_json: bool) -> int:
     """
     request = _read_request(sys.stdin.buffer)
     options = parse_options(request.get("options"))
-    decision = Gate(options, state_dir=state_dir).decide(session_id, request.get("facts"))
+    # The event is committed with "reported": false and flipped only once the answer is out, so
+    # a process killed in between leaves a record saying nobody was told.
+    store = GateStore.in_state_dir(state_dir, track_reports=True)
+    decision = Gate(options, store=store).decide(session_id, request.get("facts"))
     if as_json:
         _print_json(decision.to_json_dict(), indent=2)
     else:
         _summarise(decision)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if store.last_event is not None:
+        store.mark_reported(store.last_event)
     return ExitCode.ALLOW if decision.confirm else ExitCode.VETO
 
 

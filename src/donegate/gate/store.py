@@ -20,7 +20,7 @@ from donegate import statedir
 from donegate.errors import InternalError
 from donegate.gate.budget import Outcome, VetoCounts
 from donegate.gate.ladder import VETO_REASONS
-from donegate.sqlitefile import migrate
+from donegate.sqlitefile import cause, migrate, rollback
 
 FILE_NAME = "gate.sqlite3"
 SCHEMA_VERSION = 1
@@ -55,9 +55,10 @@ class StateError(InternalError):
 class SessionTx:
     """One session inside an open write transaction."""
 
-    def __init__(self, db: sqlite3.Connection, session_id: str) -> None:
+    def __init__(self, db: sqlite3.Connection, session_id: str, store: GateStore) -> None:
         self._db = db
         self.session_id = session_id
+        self._store = store
 
     def counts(self) -> VetoCounts:
         return _read_counts(self._db, self.session_id)
@@ -81,39 +82,76 @@ class SessionTx:
 
     def append(self, event: Mapping[str, Any]) -> int:
         """Append an event; returns its sequence number in the store."""
+        if self._store.track_reports:
+            event = {**event, "reported": False}
         cursor = self._db.execute(
             "INSERT INTO gate_events (session_id, event) VALUES (?, ?)",
             (self.session_id, json.dumps(event, sort_keys=True)),
         )
         assert cursor.lastrowid is not None
+        self._store.last_event = cursor.lastrowid
         return cursor.lastrowid
 
 
 class GateStore:
-    """The gate's SQLite file. Open it with :meth:`in_state_dir` or a path."""
+    """The gate's SQLite file. Open it with :meth:`in_state_dir` or a path.
 
-    def __init__(self, path: str | Path, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+    With ``track_reports``, every event is stored with ``"reported": false`` and flipped to true
+    by :meth:`mark_reported` once the caller has delivered the decision: a process killed between
+    its commit and its output leaves a decision counted that nobody was told about, and the
+    record says so. ``last_event`` is the sequence number of the last event this store appended.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+        track_reports: bool = False,
+    ) -> None:
         self.path = Path(path)
         self._timeout = busy_timeout_s
         self._db: sqlite3.Connection | None = None
+        self.track_reports = track_reports
+        self.last_event: int | None = None
 
     @classmethod
-    def in_state_dir(cls, state_dir: str | Path | None = None) -> GateStore:
+    def in_state_dir(
+        cls, state_dir: str | Path | None = None, *, track_reports: bool = False
+    ) -> GateStore:
         """The store in ``state_dir``, else ``$DONEGATE_STATE_DIR``, else the user's state dir."""
-        return cls(statedir.ensure(state_dir) / FILE_NAME)
+        return cls(statedir.ensure(state_dir) / FILE_NAME, track_reports=track_reports)
+
+    def mark_reported(self, seq: int) -> None:
+        """Record that event ``seq``'s decision reached its caller (``"reported": true``)."""
+        with self._transaction() as db:
+            row = db.execute("SELECT event FROM gate_events WHERE seq = ?", (seq,)).fetchone()
+            event = _load(row[0]) if row else None
+            if isinstance(event, dict):
+                event["reported"] = True
+                db.execute(
+                    "UPDATE gate_events SET event = ? WHERE seq = ?",
+                    (json.dumps(event, sort_keys=True), seq),
+                )
 
     @contextmanager
     def session(self, session_id: str) -> Iterator[SessionTx]:
         """A write transaction on one session: committed on exit, rolled back on error."""
+        with self._transaction() as db:
+            yield SessionTx(db, session_id, self)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        # BEGIN IMMEDIATE takes the write lock first: concurrent hooks queue instead of racing.
         with self._guard():
             db = self._connect()
             db.execute("BEGIN IMMEDIATE")
             try:
-                yield SessionTx(db, session_id)
+                yield db
+                db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                rollback(db)
                 raise
-            db.execute("COMMIT")
 
     def counts(self, session_id: str) -> VetoCounts:
         """The session's veto counts, zero-filled (a session never seen has all zeros)."""
@@ -150,7 +188,7 @@ class GateStore:
         try:
             yield
         except sqlite3.Error as exc:
-            raise StateError(f"gate state {self.path}: {exc}") from exc
+            raise StateError(f"gate state {self.path}: {cause(exc)}") from exc
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
