@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 
-from donegate.claim import Claim, Evidence, Verdict, VerdictState
+from donegate.claim import Claim, Evidence, EvidenceFinding, Verdict, VerdictState
 from donegate.expectation import Comparison, compare
 from donegate.instant import Instant, Seconds, is_finite
 from donegate.policy import AppliedPolicy
@@ -234,15 +234,21 @@ def _unverified_reason(
     )
 
 
-def _finding(reading: _Reading) -> dict[str, object]:
+_FINDING_FIELDS = {"index", "check_type", "counts", "outcome", "why"}  # one set, shared
+
+
+def _finding(reading: _Reading) -> EvidenceFinding:
+    # Built without validation: every value is computed here, of the declared type, and a claim
+    # with a million items would otherwise hold a dict and a model per item at once.
     comparison = reading.comparison
-    return {
-        "index": reading.index,
-        "check_type": reading.item.check_type,
-        "counts": reading.counts,
-        "outcome": comparison.outcome if comparison else None,
-        "why": _why(reading),
-    }
+    return EvidenceFinding.model_construct(
+        _FINDING_FIELDS,
+        index=reading.index,
+        check_type=reading.item.check_type,
+        counts=reading.counts,
+        outcome=comparison.outcome if comparison else None,
+        why=_why(reading),
+    )
 
 
 def _why(reading: _Reading) -> str:

@@ -24,7 +24,7 @@ GATE_EXIT_CODES = (
     "5 internal error (e.g. an unreadable state file; no decision was made)."
 )
 _REQUEST_KEYS = frozenset({"facts", "options"})
-MAX_REQUEST_BYTES = 256 * 1024 * 1024
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
 """The largest ``gate decide`` request read; a larger one is refused (exit 4), never half-read."""
 
 

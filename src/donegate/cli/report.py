@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 import click
-import pydantic_core
 
 from donegate.claim import Claim
 
@@ -13,7 +12,9 @@ from donegate.claim import Claim
 def show(claim: Claim, *, as_json: bool) -> None:
     """The claim with its verdict as JSON on stdout, or a person's summary on stderr."""
     if as_json:
-        sys.stdout.buffer.write(pydantic_core.to_json(claim.to_json_dict(), indent=2) + b"\n")
+        # Straight from the models: a dict copy of a large claim first would double the peak.
+        serializer = claim.__pydantic_serializer__
+        sys.stdout.buffer.write(serializer.to_json(claim, indent=2, exclude_unset=True) + b"\n")
     else:
         summarise(claim)
 
