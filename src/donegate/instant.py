@@ -96,8 +96,10 @@ class Instant:
 
     @classmethod
     def now(cls) -> Self:
-        """The clock's time, to the nanosecond it reports."""
-        return cls.from_epoch(Fraction(time.time_ns(), 10**9))
+        """The clock's time, written as UTC with nanoseconds (the digits the clock reports)."""
+        whole, nanoseconds = divmod(time.time_ns(), 10**9)
+        moment = datetime.fromtimestamp(whole, UTC).replace(tzinfo=None).isoformat()
+        return cls.parse(f"{moment}.{nanoseconds:09d}Z")
 
     def exact(self) -> Fraction:
         """Seconds since the epoch, exactly."""
