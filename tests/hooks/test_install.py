@@ -44,7 +44,7 @@ def test_install_keeps_the_users_settings_and_hooks(tmp_path: Path) -> None:
     seed(tmp_path)
     install(tmp_path, "claude-code", CMD)
     data = settings(tmp_path)
-    assert data["permissions"] == USER_SETTINGS["permissions"]
+    assert data["permissions"]["allow"] == USER_SETTINGS["permissions"]["allow"]
     assert data["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
     assert data["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
     assert len(data["hooks"]["Stop"]) == 2
@@ -138,3 +138,15 @@ def test_cursor_entries_are_flat_and_only_ours_are_removed(tmp_path: Path) -> No
     assert set(installed(tmp_path, "cursor")) == set(HOSTS["cursor"].events)
     uninstall(tmp_path, "cursor")
     assert settings(tmp_path, "cursor") == mine
+
+
+def test_claude_code_denies_the_agent_donegate_accept_and_uninstall_takes_only_that(
+    tmp_path: Path,
+) -> None:
+    seed(tmp_path)
+    install(tmp_path, "claude-code", CMD)
+    install(tmp_path, "claude-code", CMD)
+    deny = settings(tmp_path)["permissions"]["deny"]
+    assert deny == list(HOSTS["claude-code"].deny)  # once, however often init runs
+    uninstall(tmp_path, "claude-code")
+    assert settings(tmp_path)["permissions"] == USER_SETTINGS["permissions"]

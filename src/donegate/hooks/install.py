@@ -36,6 +36,8 @@ class HostSettings:
     timeout_unit: int = 1  # what one second is in the host's own unit (Gemini CLI: ms)
     # Cursor's hooks.json lists {"command": ...} entries per event, with no matcher groups.
     flat: bool = False
+    # Permission rules that deny the agent's shell `donegate accept`, where the host has them.
+    deny: tuple[str, ...] = ()
 
 
 HOSTS: dict[str, HostSettings] = {
@@ -51,6 +53,7 @@ HOSTS: dict[str, HostSettings] = {
             "SubagentStop": None,
         },
         stop_events=("Stop", "SubagentStop"),
+        deny=("Bash(donegate accept:*)", "Bash(*donegate accept*)"),
     ),
     "codex": HostSettings(
         host="codex",
@@ -120,8 +123,37 @@ def install(root: Path, host: str, command: str | None = None) -> Path:
     if spec.flat:
         settings.setdefault("version", 1)
     settings["hooks"] = hooks
+    _add_denials(settings, spec.deny, path)
     _write(path, settings)
     return path
+
+
+def _add_denials(settings: dict[str, Any], rules: tuple[str, ...], path: Path) -> None:
+    """Accepting an agent's writes is a person's act: deny the agent's shell the command."""
+    if not rules:
+        return
+    permissions = settings.setdefault("permissions", {})
+    if not isinstance(permissions, dict) or not isinstance(
+        permissions.setdefault("deny", []), list
+    ):
+        raise InvalidInput(f"{path}: 'permissions' is not an object with a 'deny' list")
+    deny = permissions["deny"]
+    deny.extend(rule for rule in rules if rule not in deny)
+
+
+def _remove_denials(settings: dict[str, Any], rules: tuple[str, ...]) -> None:
+    permissions = settings.get("permissions")
+    if (
+        not rules
+        or not isinstance(permissions, dict)
+        or not isinstance(permissions.get("deny"), list)
+    ):
+        return
+    permissions["deny"] = [rule for rule in permissions["deny"] if rule not in rules]
+    if not permissions["deny"]:
+        del permissions["deny"]
+    if not permissions:
+        del settings["permissions"]
 
 
 def _group(spec: HostSettings, event: str, matcher: str | None, cmd: str) -> dict[str, Any]:
@@ -148,6 +180,7 @@ def uninstall(root: Path, host: str) -> Path | None:
         settings["hooks"] = hooks
     else:
         settings.pop("hooks", None)
+    _remove_denials(settings, HOSTS[host].deny)
     _write(path, settings)
     return path
 
