@@ -32,15 +32,22 @@ from donegate.verdict import VerifyOptions, verify_claim
 VERIFIER_ID = f"donegate/{__version__}"
 
 
-def collect(claim: Claim, config: Config, *, now: Instant | None = None) -> Claim:
+def collect(
+    claim: Claim,
+    config: Config,
+    *,
+    now: Instant | None = None,
+    tainted: frozenset[str] = frozenset(),
+) -> Claim:
     """``claim`` with one evidence item per configured check appended, and its verdict computed.
 
     Evidence already in the claim is kept, but only donegate's own and that of verifiers the
     configuration trusts can count; an item that claims donegate's verifier id without having been
-    collected here is relabelled ``self_attested``.
+    collected here is relabelled ``self_attested``. ``tainted`` names paths whose content an agent
+    wrote and no person accepted (see :class:`~donegate.checks.CheckContext`).
     """
     claim = _relabel_forged(claim)
-    collected = collect_evidence(claim, config)
+    collected = collect_evidence(claim, config, tainted=tainted)
     first = len(claim.evidence)
     with_evidence = claim.model_copy(update={"evidence": [*claim.evidence, *collected]})
     options = VerifyOptions(
@@ -53,11 +60,15 @@ def collect(claim: Claim, config: Config, *, now: Instant | None = None) -> Clai
     return verify_claim(with_evidence, options)
 
 
-def collect_evidence(claim: Claim, config: Config) -> list[Evidence]:
+def collect_evidence(
+    claim: Claim, config: Config, *, tainted: frozenset[str] = frozenset()
+) -> list[Evidence]:
     """Run every configured check concurrently; one evidence item each, in configuration order."""
     if not config.checks:
         return []
-    context = CheckContext(config.base_dir, tuple(claim.mutations), config.redactor)
+    context = CheckContext(
+        config.base_dir, tuple(claim.mutations), config.redactor, tainted=tainted
+    )
     with ThreadPoolExecutor(max_workers=len(config.checks)) as pool:
         futures = [pool.submit(_observe, spec, claim, config, context) for spec in config.checks]
         return [future.result() for future in futures]

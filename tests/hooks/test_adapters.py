@@ -10,7 +10,7 @@ import pytest
 
 from donegate.errors import InvalidInput
 from donegate.hooks import adapter, claude_code, codex, cursor, gemini_cli
-from donegate.hooks.event import HookAnswer
+from donegate.session.event import HookAnswer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -106,6 +106,15 @@ TEST_RUN = TestRun()
 
 def _protected_write(settings: TestRunSettings, context: CheckContext) -> Observation | None:
     patterns = [*settings.protect, *(RUNNER_FILES if settings.protect_runner_files else ())]
+    # Content an agent wrote in an earlier session and no person accepted judges nothing either.
+    for target in sorted(context.tainted):
+        pattern = globs.first_match(patterns, target)
+        if pattern is not None:
+            return Observation.absent(
+                f"{target!r} (protected by {pattern!r}) holds content an agent wrote that no "
+                f"person has accepted; review it, then run `donegate accept {target}`",
+                protected_write=target,
+            )
     for mutation in context.mutations:
         target = globs.normalise(mutation.target, str(context.base_dir))
         pattern = globs.first_match(patterns, target)

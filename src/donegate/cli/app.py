@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "receipts": "donegate.cli.receipts:receipts",
     "hook": "donegate.cli.hook:hook",
     "init": "donegate.cli.init:init",
+    "accept": "donegate.cli.accept:accept",
 }
 
 

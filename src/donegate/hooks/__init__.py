@@ -11,7 +11,7 @@ import importlib
 from pathlib import Path
 from typing import Any, Protocol
 
-from donegate.hooks.event import HookAnswer, HookEvent, HostOutput
+from donegate.session.event import HookAnswer, HookEvent, HostOutput
 
 
 class HostAdapter(Protocol):

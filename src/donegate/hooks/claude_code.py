@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from donegate.errors import InvalidInput
-from donegate.hooks.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
+from donegate.session.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
 
 NAME = "claude-code"
 

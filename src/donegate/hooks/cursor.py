@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from donegate.errors import InvalidInput
-from donegate.hooks.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
+from donegate.session.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
 
 NAME = "cursor"
 STOP_EVENTS = ("stop",)

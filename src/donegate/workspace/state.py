@@ -92,6 +92,10 @@ class WorkspaceState:
             write_atomic(self._dir / "root", str(self.root).encode())
         return snap
 
+    def last_observed(self) -> Snapshot | None:
+        """The newest snapshot any session took of this workspace (before this one's)."""
+        return self._load(self._dir / "latest.json")
+
     def take_baseline(self) -> Snapshot:
         """Observe the tree now and make it this session's baseline."""
         snap = self.snapshot()
