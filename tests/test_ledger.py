@@ -179,3 +179,20 @@ def test_a_version_1_ledger_is_carried_forward_not_refused(tmp_path: Path) -> No
         assert ledger.pending("/w") == []
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def test_text_that_is_not_utf8_is_recorded_faithfully(tmp_path: Path) -> None:
+    name = b"caf\xe9.py".decode("utf-8", "surrogateescape")
+    with Ledger(tmp_path) as ledger:
+        rid = ledger.record(
+            session_id="s\udc80",
+            host="claude-code",
+            workspace=f"/w/{name}",
+            verdict="none",
+            decision="allow",
+            reason="no_workspace_write",
+            claim={"mutations": [{"target": name}]},
+        )
+        receipt = ledger.get(rid)
+    assert receipt.claim["mutations"][0]["target"] == name
+    assert receipt.session_id == "s\\udc80"

@@ -116,13 +116,13 @@ class Ledger:
     ) -> int:
         """Store one receipt and return its id. ``claim`` is the claim document as JSON data."""
         row = (
-            session_id,
-            host,
-            str(workspace),
+            _storable(session_id),
+            _storable(host),
+            _storable(str(workspace)),
             _rfc3339(created_at or datetime.now(UTC)),
             _one_of("verdict", verdict, _VERDICTS),
             _one_of("decision", decision, _DECISIONS),
-            reason,
+            None if reason is None else _storable(reason),
             _dumps("claim", claim),
             _dumps("decision_doc", decision_doc or {}),
         )
@@ -166,12 +166,14 @@ class Ledger:
         """The receipts of ``workspace`` still open (their stop has not finished), oldest first."""
         sql = f"SELECT {_COLUMNS} FROM receipts WHERE reason = ? AND workspace = ? ORDER BY id"
         with self._guard():
-            rows = self._connect().execute(sql, (PENDING, str(workspace))).fetchall()
+            rows = self._connect().execute(sql, (PENDING, _storable(str(workspace)))).fetchall()
         return [self._receipt(row) for row in rows]
 
     def recent(self, limit: int = 20, session: str | None = None) -> list[Receipt]:
         """The newest receipts first, at most ``limit``, of one session if given."""
-        where, args = ("WHERE session_id = ?", [session]) if session is not None else ("", [])
+        where, args = ("", [])
+        if session is not None:
+            where, args = "WHERE session_id = ?", [_storable(session)]
         sql = f"SELECT {_COLUMNS} FROM receipts {where} ORDER BY id DESC LIMIT ?"
         with self._guard():
             rows = self._connect().execute(sql, (*args, max(limit, 0))).fetchall()
@@ -265,11 +267,27 @@ def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
+def _storable(text: str) -> str:
+    """``text`` as SQLite can store it: a lone surrogate (a file name that is not UTF-8, a
+    payload's ``\\udc80``) is written as its escape instead of failing the whole receipt."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def _dumps(name: str, value: Mapping[str, Any]) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidInput(f"{name} is not JSON data: {exc}") from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # JSON's own escapes carry a lone surrogate faithfully: it reads back as the same text.
+        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text
 
 
 def _loads(path: Path, receipt_id: int, text: str) -> dict[str, Any]:
