@@ -231,3 +231,23 @@ def test_a_payload_cwd_in_a_nested_repository_is_judged_against_the_pinned_root(
     assert run.blocked
     assert "judged against" in run.answer.get("systemMessage", "")
     assert last(state).workspace == str(repo.resolve())
+
+
+def test_a_subagents_stop_has_its_own_budget_and_the_parent_is_judged_on_everything(
+    tmp_path: Path, state: Path
+) -> None:
+    from donegate.gate.store import GateStore
+
+    repo = make_repo(tmp_path)
+    start(repo, state, "s1")
+    (repo / "zipcode.py").write_text(NOT_A_FIX)
+    sub = stop(repo, state, "s1", hook_event_name="SubagentStop", agent_id="a1")
+    assert sub.blocked
+    assert last(state).session_id == "s1#agent-a1"
+    store = GateStore(state / "gate.sqlite3")
+    assert store.counts("s1").strict == 0  # the parent's caps are untouched
+    assert store.counts("s1#agent-a1").strict == 1
+    store.close()
+    parent = stop(repo, state, "s1")
+    assert parent.blocked  # the subagent's write is the session's too
+    assert last(state, "s1").claim["mutations"][0]["target"] == "zipcode.py"

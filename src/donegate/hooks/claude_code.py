@@ -76,10 +76,18 @@ def parse(
         cwd=Path(cwd) if cwd else (fallback_cwd or Path.cwd()),
         continuing=payload.get("stop_hook_active") is True,
         background_tasks=_count(payload.get("background_tasks")),
-        subagent=_text(payload, "agent_id") if name == "SubagentStop" else None,
+        # A subagent's stop (SubagentStop, or a Stop that names an agent_id) is not the session's.
+        subagent=_subagent(payload, name),
         tool_use=_tool_use(payload, dialect, failed=name in dialect.failure_events),
         last_message=_text(payload, dialect.message_key),
     )
+
+
+def _subagent(payload: dict[str, Any], name: str) -> str | None:
+    agent = _text(payload, "agent_id")
+    if name == "SubagentStop":
+        return agent or _text(payload, "agent_type") or "subagent"
+    return agent if name in STOP_EVENTS and agent else None
 
 
 def _text(payload: dict[str, Any], key: str) -> str | None:

@@ -44,9 +44,14 @@ def workspace_root(cwd: Path) -> Path:
 def pinned_root(layout: Layout, event: HookEvent, notes: list[str]) -> Path:
     """The session's workspace root: pinned at its first call, noted when a payload differs."""
     path = layout.root_pin(event.session_id)
+    parent = _parent(event.session_id)
     try:
         pinned = Path(path.read_bytes().decode("utf-8", "surrogateescape"))
     except FileNotFoundError:
+        inherited = layout.root_pin(parent) if parent is not None else None
+        if inherited is not None and inherited.exists():
+            write_atomic(path, inherited.read_bytes())  # a subagent works where its parent does
+            return pinned_root(layout, event, notes)
         root = workspace_root(event.cwd)
         write_atomic(path, str(root).encode("utf-8", "surrogateescape"))
         return root
@@ -91,6 +96,7 @@ class Workspace:
     def settings(self) -> Settings:
         """The configuration this session is judged by: pinned at its first call."""
         path = self.layout.config_pin(self.root, self.event.session_id)
+        self._inherit(path.name, "baseline.json", "baseline.fingerprint")
         pinned = load_pin(path)
         if pinned is None:
             pinned = save_pin(path, self._acceptable(self._first_pin()))
@@ -103,6 +109,17 @@ class Workspace:
             self.layout.state_dir, self.root, self.event.session_id, ignore=settings.ignore
         )
         return settings
+
+    def _inherit(self, *names: str) -> None:
+        """A subagent's session starts from its parent's pinned files, where it has none."""
+        parent = _parent(self.event.session_id)
+        if parent is None:
+            return
+        mine = self.layout.session(self.root, self.event.session_id)
+        theirs = self.layout.session(self.root, parent)
+        for name in names:
+            if not (mine / name).exists() and (theirs / name).exists():
+                write_atomic(mine / name, (theirs / name).read_bytes())
 
     def _config_note(self, current: str | None) -> str:
         digest = None if current is None else self.digest(current.encode("utf-8"))
@@ -224,6 +241,12 @@ class Workspace:
         """The snapshot of this stop verified: later stops count writes from it."""
         assert self._current is not None
         self.state.mark_verified(self._current)
+
+
+def _parent(session_id: str) -> str | None:
+    from donegate.session import parent_session
+
+    return parent_session(session_id)
 
 
 def _contents(writes: Sequence[ClassifiedWrite]) -> list[tuple[str, Digest]]:
