@@ -133,7 +133,12 @@ def test_cursor_entries_are_flat_and_only_ours_are_removed(tmp_path: Path) -> No
     once = settings(tmp_path, "cursor")
     install(tmp_path, "cursor", "donegate hook cursor")
     assert settings(tmp_path, "cursor") == once
-    assert once["hooks"]["stop"] == [{"command": "donegate hook cursor", "loop_limit": 10}]
+    assert once["hooks"]["stop"] == [
+        {"command": "donegate hook cursor", "timeout": 1800, "loop_limit": 10}
+    ]
+    ours = [e for es in once["hooks"].values() for e in es if is_ours(e["command"], "cursor")]
+    assert len(ours) == len(HOSTS["cursor"].events)
+    assert all("timeout" in e for e in ours)
     assert once["hooks"]["afterFileEdit"][0] == {"command": "./format.sh"}
     assert set(installed(tmp_path, "cursor")) == set(HOSTS["cursor"].events)
     uninstall(tmp_path, "cursor")
@@ -150,3 +155,24 @@ def test_claude_code_denies_the_agent_donegate_accept_and_uninstall_takes_only_t
     assert deny == list(HOSTS["claude-code"].deny)  # once, however often init runs
     uninstall(tmp_path, "claude-code")
     assert settings(tmp_path)["permissions"] == USER_SETTINGS["permissions"]
+
+
+def test_gemini_cli_is_never_trapped_by_a_missing_donegate(tmp_path: Path) -> None:
+    import subprocess
+
+    missing = str(tmp_path / "gone" / "donegate") + " hook gemini-cli"
+    install(tmp_path, "gemini-cli", missing)
+    command = settings(tmp_path, "gemini-cli")["hooks"]["AfterAgent"][0]["hooks"][0]["command"]
+    # Gemini CLI runs the command in a shell; any status but 0 or 1 with text is a deny.
+    bare = subprocess.run(
+        ["sh", "-c", missing], input="{}", capture_output=True, text=True, check=False
+    )
+    assert bare.returncode == 127  # unguarded, this would trap the agent
+    assert bare.stderr
+    guarded = subprocess.run(
+        ["sh", "-c", command], input="{}", capture_output=True, text=True, check=False
+    )
+    assert guarded.returncode == 0
+    assert is_ours(command, "gemini-cli")
+    install(tmp_path, "gemini-cli", missing)  # idempotent with the guard too
+    assert len(settings(tmp_path, "gemini-cli")["hooks"]["AfterAgent"]) == 1

@@ -1,9 +1,17 @@
-"""Claude Code's hook contract (also read by Qwen Code, OpenHands and VS Code agent hooks).
+"""Claude Code's hook contract, and VS Code's reading of the same settings file.
 
 Input: JSON on stdin with ``session_id``, ``cwd``, ``hook_event_name`` and per-event fields.
 Output at ``Stop``/``SubagentStop``: exit 0 and ``{"decision": "block", "reason": ...}`` keeps the
 agent working; ``{"systemMessage": ...}`` shows a note to the person. Exit 2 also blocks, but
 plugin Stop hooks that exit 2 have been seen to halt instead, so donegate always answers in JSON.
+
+VS Code's agent (Copilot Chat) runs the hooks of ``.claude/settings.json`` too, but its Stop
+reader honours only ``hookSpecificOutput.decision``/``reason`` (microsoft/vscode-copilot-chat,
+``toolCallingLoop.ts``), while Claude Code documents only ``additionalContext`` there. No one
+answer serves both, so the payload tells them apart: VS Code's carries a ``timestamp`` and
+neither ``permission_mode`` nor ``last_assistant_message``, which Claude Code's Stop always
+carries. Such an event is the host ``vscode``, and is answered in VS Code's terms: a veto is
+never recorded for a block the host would ignore.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from donegate.errors import InvalidInput
 from donegate.session.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
 
 NAME = "claude-code"
+VSCODE = "vscode"
 
 STOP_EVENTS = ("Stop", "SubagentStop")
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", *STOP_EVENTS)
@@ -68,6 +77,8 @@ def parse(
     if not session:
         raise InvalidInput("hook payload has no session_id", path="session_id")
     cwd = _text(payload, "cwd")
+    if host == NAME and _from_vscode(payload):
+        host = VSCODE
     return HookEvent(
         host=host,
         host_event=name,
@@ -80,6 +91,14 @@ def parse(
         subagent=_subagent(payload, name),
         tool_use=_tool_use(payload, dialect, failed=name in dialect.failure_events),
         last_message=_text(payload, dialect.message_key),
+    )
+
+
+def _from_vscode(payload: dict[str, Any]) -> bool:
+    return (
+        "timestamp" in payload
+        and "permission_mode" not in payload
+        and "last_assistant_message" not in payload
     )
 
 
@@ -118,8 +137,17 @@ def render(answer: HookAnswer, event: HookEvent, *, block: str = "block") -> Hos
 
     ``block`` is the host's word for "keep working" (Gemini CLI says ``deny``).
     """
-    body: dict[str, str] = {}
-    if event.kind == "stop" and answer.decision == "block" and answer.reason:
+    body: dict[str, Any] = {}
+    blocks = event.kind == "stop" and answer.decision == "block" and bool(answer.reason)
+    if blocks and event.host == VSCODE:
+        body = {
+            "hookSpecificOutput": {
+                "hookEventName": event.host_event,
+                "decision": "block",
+                "reason": answer.reason,
+            }
+        }
+    elif blocks:
         body = {"decision": block, "reason": answer.reason}
     if answer.notice:
         body["systemMessage"] = answer.notice

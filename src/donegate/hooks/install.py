@@ -38,6 +38,9 @@ class HostSettings:
     flat: bool = False
     # Permission rules that deny the agent's shell `donegate accept`, where the host has them.
     deny: tuple[str, ...] = ()
+    # Gemini CLI turns any exit status but 0 and 1 that prints text into a deny whose text is the
+    # agent's next prompt: a missing executable (127) would trap the agent. Never exit otherwise.
+    never_fail: bool = False
 
 
 HOSTS: dict[str, HostSettings] = {
@@ -77,6 +80,7 @@ HOSTS: dict[str, HostSettings] = {
         },
         stop_events=("AfterAgent",),
         timeout_unit=1000,
+        never_fail=True,
     ),
     "cursor": HostSettings(
         host="cursor",
@@ -117,6 +121,8 @@ def install(root: Path, host: str, command: str | None = None) -> Path:
     settings = _read(path)
     hooks = _without_ours(settings.get("hooks", {}), host, path)
     cmd = command or hook_command(host)
+    if spec.never_fail:
+        cmd = f"{cmd} || true"
     for event, matcher in spec.events.items():
         entry = _flat_entry(spec, event, cmd) if spec.flat else _group(spec, event, matcher, cmd)
         hooks.setdefault(event, []).append(entry)
@@ -164,9 +170,10 @@ def _group(spec: HostSettings, event: str, matcher: str | None, cmd: str) -> dic
 
 
 def _flat_entry(spec: HostSettings, event: str, cmd: str) -> dict[str, Any]:
+    # Every entry carries its timeout: a host that kills a stop's checks first records nothing.
     if event in spec.stop_events:
-        return {"command": cmd, "loop_limit": CURSOR_LOOP_LIMIT}
-    return {"command": cmd}
+        return {"command": cmd, "timeout": spec.stop_timeout_s, "loop_limit": CURSOR_LOOP_LIMIT}
+    return {"command": cmd, "timeout": spec.other_timeout_s}
 
 
 def uninstall(root: Path, host: str) -> Path | None:

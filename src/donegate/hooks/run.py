@@ -123,4 +123,6 @@ def _emit(host_adapter: HostAdapter, answer: HookAnswer, event: HookEvent | None
     rendered = host_adapter.render(answer, event or unread)
     if rendered.stdout:
         sys.stdout.write(rendered.stdout + "\n")
+    if rendered.stderr:
+        _say(rendered.stderr)
     return rendered.exit_code
