@@ -27,6 +27,7 @@ class HostAdapter(Protocol):
 
 ADAPTERS: dict[str, str] = {
     "claude-code": "donegate.hooks.claude_code",
+    "copilot": "donegate.hooks.copilot",
     "codex": "donegate.hooks.codex",
     "cursor": "donegate.hooks.cursor",
     "gemini-cli": "donegate.hooks.gemini_cli",

@@ -41,6 +41,12 @@ class HostSettings:
     # Gemini CLI turns any exit status but 0 and 1 that prints text into a deny whose text is the
     # agent's next prompt: a missing executable (127) would trap the agent. Never exit otherwise.
     never_fail: bool = False
+    # Copilot's entries name the command `bash` and the time limit `timeoutSec`, and its payloads
+    # need not name their event: each entry says it in `env`.
+    command_key: str = "command"
+    timeout_key: str | None = None
+    event_env: str | None = None
+    loop_limit: int | None = None
 
 
 HOSTS: dict[str, HostSettings] = {
@@ -93,11 +99,28 @@ HOSTS: dict[str, HostSettings] = {
         },
         stop_events=("stop",),
         flat=True,
+        timeout_key="timeout",
+        loop_limit=10,
+    ),
+    "copilot": HostSettings(
+        host="copilot",
+        settings=".github/hooks/donegate.json",
+        events={
+            "sessionStart": None,
+            "userPromptSubmitted": None,
+            "postToolUse": None,
+            "agentStop": None,
+            "subagentStop": None,
+        },
+        stop_events=("agentStop", "subagentStop"),
+        flat=True,
+        command_key="bash",
+        timeout_key="timeoutSec",
+        event_env="DONEGATE_HOOK_EVENT",
     ),
 }
-# Cursor ends a chain of follow-ups itself after loop_limit; donegate's own cap
-# (max_blocks_in_a_row, 6 by default) must come first, so that the end is on the record.
-CURSOR_LOOP_LIMIT = 10
+# Cursor ends a chain of follow-ups itself after loop_limit (10, written above); donegate's own
+# cap (max_blocks_in_a_row, 6 by default) must come first, so that the end is on the record.
 
 
 def hook_command(host: str) -> str:
@@ -171,9 +194,16 @@ def _group(spec: HostSettings, event: str, matcher: str | None, cmd: str) -> dic
 
 def _flat_entry(spec: HostSettings, event: str, cmd: str) -> dict[str, Any]:
     # Every entry carries its timeout: a host that kills a stop's checks first records nothing.
-    if event in spec.stop_events:
-        return {"command": cmd, "timeout": spec.stop_timeout_s, "loop_limit": CURSOR_LOOP_LIMIT}
-    return {"command": cmd, "timeout": spec.other_timeout_s}
+    stop = event in spec.stop_events
+    entry: dict[str, Any] = {"type": "command"} if spec.command_key != "command" else {}
+    entry[spec.command_key] = cmd
+    if spec.timeout_key is not None:
+        entry[spec.timeout_key] = spec.stop_timeout_s if stop else spec.other_timeout_s
+    if spec.event_env is not None:
+        entry["env"] = {spec.event_env: event}
+    if stop and spec.loop_limit is not None:
+        entry["loop_limit"] = spec.loop_limit
+    return entry
 
 
 def uninstall(root: Path, host: str) -> Path | None:
@@ -201,7 +231,7 @@ def installed(root: Path, host: str) -> list[str]:
 
 def _has_ours(group: dict[str, Any], host: str) -> bool:
     handlers = group.get("hooks", [group])  # a flat entry is its own handler
-    return any(is_ours(h.get("command"), host) for h in handlers)
+    return any(is_ours(h.get("command", h.get("bash")), host) for h in handlers)
 
 
 def _without_ours(hooks: object, host: str, path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -218,8 +248,9 @@ def _without_ours(hooks: object, host: str, path: Path) -> dict[str, list[dict[s
 
 
 def _strip_group(group: Any, host: str) -> Any:
-    if isinstance(group, dict) and "hooks" not in group and "command" in group:
-        return None if is_ours(group["command"], host) else group  # a flat entry
+    if isinstance(group, dict) and "hooks" not in group:
+        command = group.get("command", group.get("bash"))  # a flat entry (Copilot: "bash")
+        return None if is_ours(command, host) else group
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         return group  # not ours to judge: keep it exactly
     handlers = [

@@ -7,6 +7,7 @@ Everything lives outside the agent's working tree (:mod:`donegate.statedir`)::
     sessions/<session>/root                            the workspace root pinned at the first call
     workspaces/<workspace>/authorship.json             who wrote what: agents' writes, acceptances
     workspaces/<workspace>/config.accepted.json        the last donegate.toml a person accepted
+    workspaces/<workspace>/seen/<host>.json            each host's last hook call (doctor)
     workspaces/<workspace>/sessions/<session>/...      baseline, verified snapshot, journal, pin
     quarantine/<name>.<time>                           damaged state files, moved aside
 
@@ -56,6 +57,10 @@ class Layout(NamedTuple):
 
     def authorship(self, root: Path) -> Path:
         return self.workspace(root) / "authorship.json"
+
+    def seen(self, root: Path, host: str) -> Path:
+        """The last hook call of ``host`` in the workspace: proof the installed hooks fire."""
+        return self.workspace(root) / "seen" / f"{host}.json"
 
     def workspace_lock(self, root: Path) -> Path:
         return self.workspace(root) / "authorship.lock"

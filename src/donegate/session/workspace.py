@@ -91,6 +91,7 @@ class Workspace:
         """The workspace of ``event``'s session, its root pinned at the first call."""
         notes: list[str] = []
         root = pinned_root(layout, event, notes)
+        _seen(layout, root, event)
         return cls(layout, event, root, notes)
 
     def settings(self) -> Settings:
@@ -241,6 +242,12 @@ class Workspace:
         """The snapshot of this stop verified: later stops count writes from it."""
         assert self._current is not None
         self.state.mark_verified(self._current)
+
+
+def _seen(layout: Layout, root: Path, event: HookEvent) -> None:
+    """Record that ``event``'s host called this workspace's hooks (``donegate doctor`` reads it)."""
+    record = {"event": event.host_event, "kind": event.kind, "at": rfc3339(utc_now())}
+    write_atomic(layout.seen(root, event.host), json.dumps(record).encode())
 
 
 def _parent(session_id: str) -> str | None:
