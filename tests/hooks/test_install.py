@@ -176,3 +176,21 @@ def test_gemini_cli_is_never_trapped_by_a_missing_donegate(tmp_path: Path) -> No
     assert is_ours(command, "gemini-cli")
     install(tmp_path, "gemini-cli", missing)  # idempotent with the guard too
     assert len(settings(tmp_path, "gemini-cli")["hooks"]["AfterAgent"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("prefix", "expected"),
+    [
+        ("/home/u/.cache/uv/archive-v0/Xk2/", "uvx --from donegate=="),
+        ("/home/u/.local/pipx/.cache/8f1e/", "pipx run --spec donegate=="),
+        ("/home/u/.local/share/uv/tools/donegate", None),
+        ("/home/u/project/.venv", None),
+    ],
+)
+def test_a_zero_install_run_installs_a_command_that_outlives_its_cache(
+    prefix: str, expected: str | None
+) -> None:
+    from donegate.hooks.install import ephemeral_runner
+
+    found = ephemeral_runner(prefix)
+    assert (found is None) if expected is None else (found or "").startswith(expected)

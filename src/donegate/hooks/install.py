@@ -124,10 +124,32 @@ HOSTS: dict[str, HostSettings] = {
 
 
 def hook_command(host: str) -> str:
-    """The command the host runs: this installation's donegate, by absolute path."""
+    """The command the host runs: this installation's donegate, by absolute path.
+
+    Run through ``uvx`` or ``pipx run``, this donegate lives in a throw-away environment that the
+    tool may delete at any time: the hook then names the same runner and this exact version, a
+    command that stays valid (``uvx --from donegate==X donegate hook HOST``).
+    """
+    runner = ephemeral_runner(sys.prefix)
+    if runner is not None:
+        return f"{runner} hook {host}"
     exe = shutil.which("donegate")
     base = shlex.quote(exe) if exe else f"{shlex.quote(sys.executable)} -m donegate"
     return f"{base} hook {host}"
+
+
+def ephemeral_runner(prefix: str) -> str | None:
+    """The stable command for a donegate running from ``uvx``/``pipx run``'s cache, if it is."""
+    from donegate.__about__ import __version__
+
+    parts = Path(prefix).parts
+    if "uv" in parts and any(p.startswith("archive-v") or p == "tools" for p in parts):
+        if "tools" in parts:  # `uv tool install`: a real, lasting installation
+            return None
+        return f"uvx --from donegate=={__version__} donegate"
+    if "pipx" in parts and ".cache" in parts:
+        return f"pipx run --spec donegate=={__version__} donegate"
+    return None
 
 
 def is_ours(command: object, host: str) -> bool:
