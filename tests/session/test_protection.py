@@ -251,3 +251,15 @@ def test_a_subagents_stop_has_its_own_budget_and_the_parent_is_judged_on_everyth
     parent = stop(repo, state, "s1")
     assert parent.blocked  # the subagent's write is the session's too
     assert last(state, "s1").claim["mutations"][0]["target"] == "zipcode.py"
+
+
+def test_a_corrupt_gate_state_is_moved_aside_and_the_stop_still_decided(
+    tmp_path: Path, state: Path
+) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state, "s1")
+    (state / "gate.sqlite3").write_bytes(b"garbage" * 1000)
+    (repo / "zipcode.py").write_text(NOT_A_FIX)
+    run = stop(repo, state, "s1")
+    assert run.blocked  # decided, not let go by a failure
+    assert "moved to" in run.answer.get("systemMessage", "")

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from donegate.errors import InvalidInput
+from donegate.errors import InternalError, InvalidInput
 from donegate.ledger import PENDING, Decision, Ledger
 from donegate.session.event import HookEvent
 from donegate.session.layout import Layout, is_locked, move_aside
@@ -28,12 +28,17 @@ T = TypeVar("T")
 INTERRUPTED = "interrupted"
 
 
+# What SQLite and donegate's readers say of a file that is damaged, not merely busy or unwritable:
+# only such a file is moved aside (a locked one belongs to a live process).
+_DAMAGED = ("not a database", "malformed", "not a donegate", "cannot read", "corrupt", "damaged")
+
+
 def repairing(layout: Layout, path: Path, action: Callable[[], T], notes: list[str]) -> T:
     """``action()``; if the state file at ``path`` is damaged, move it aside and try once more."""
     try:
         return action()
-    except InvalidInput as exc:
-        if not path.exists():
+    except (InvalidInput, InternalError) as exc:
+        if not path.exists() or not any(word in str(exc) for word in _DAMAGED):
             raise
         moved = move_aside(layout, path)
         if moved is None:
