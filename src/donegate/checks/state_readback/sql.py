@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -42,13 +43,22 @@ _SQLITE_ALLOWED |= {getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
 _CANCELLED = ("QueryCanceled", "max_statement_time", "interrupted")
 
 
-def read(settings: StateReadbackSettings, base_dir: Path, deadline: Deadline) -> Records:
-    """The rows ``settings.query`` returns (at most one more than :data:`MAX_RECORDS`)."""
+def read(
+    settings: StateReadbackSettings,
+    base_dir: Path,
+    deadline: Deadline,
+    check_query: Callable[[str, str], None] = plain_read,
+) -> Records:
+    """The rows ``settings.query`` returns (at most one more than :data:`MAX_RECORDS`).
+
+    ``check_query(query, backend)`` is the first lock; tests replace it to show the second holds
+    on its own.
+    """
     from sqlalchemy.exc import SQLAlchemyError
 
     assert settings.query is not None
-    engine = _engine(settings.source, base_dir, deadline)
-    plain_read(settings.query, _backend(engine))
+    engine = engine_for(settings.source, base_dir, deadline)
+    check_query(settings.query, _backend(engine))
     try:
         with engine.connect() as connection:
             return _read(connection, settings, deadline)
@@ -77,7 +87,9 @@ def _backend(engine: Engine) -> str:
     return "mariadb" if name == "mysql" and engine.url.get_backend_name() == "mariadb" else name
 
 
-def _engine(source: str, base_dir: Path, deadline: Deadline) -> Engine:
+def engine_for(source: str, base_dir: Path, deadline: Deadline) -> Engine:
+    """An engine whose every connection is the read-only, deadline-bound session described above
+    (for SQLite, the authorizer is added when the read begins)."""
     from sqlalchemy import create_engine
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
