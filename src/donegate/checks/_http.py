@@ -99,6 +99,10 @@ def fetch(
             method, url, headers=headers, timeout=timeout, extensions=extensions
         ) as response:
             body, truncated = _capped_body(response, max_bytes, deadline)
+            if deadline.expired():
+                # Shutting the socket at the deadline ends a body without a length as if it
+                # were complete: what was read by then is not the answer.
+                raise deadline.exceeded("the request")
             location = response.headers.get("location", "") if response.is_redirect else None
             return Fetched(response.status_code, response.headers, body, truncated, location)
     except httpx.HTTPError:
