@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, JsonValue, model_validator
 
-from donegate.checks._deadline import Deadline, DeadlineExceeded
+from donegate.checks._deadline import Deadline, DeadlineExceeded, call_by
 from donegate.checks._http import DEFAULT_MAX_BODY_BYTES, Fetched, SocketWatch, fetch
 from donegate.checks._jsonpath import MISSING, at_path
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
@@ -33,6 +33,7 @@ _KEYS = ("status", "body_contains", "json", "headers")
 FIRST_DELAY_S = 0.25
 MAX_DELAY_S = 2.0
 BODY_TAIL_CHARS = 500
+WATCH_GRACE_S = 1.0
 
 
 class EndpointHealthSettings(CheckSettings):
@@ -101,23 +102,35 @@ class EndpointHealth:
 
     def collect(self, settings: EndpointHealthSettings, context: CheckContext) -> Observation:
         """Poll until the expectation holds or ``wait_s`` runs out; report the last response."""
-        import httpx
-
         deadline = Deadline(max(settings.timeout_s, settings.wait_s))
-        verify: str | bool = str(context.base_dir / settings.ca_file) if settings.ca_file else True
-        # No kept-alive connections: each attempt opens its own socket, which the watch can see.
-        with (
-            SocketWatch(deadline) as watch,
-            httpx.Client(
-                verify=verify,
-                follow_redirects=settings.follow_redirects,
-                limits=httpx.Limits(max_keepalive_connections=0),
-            ) as client,
-        ):
-            return _poll(lambda: _attempt(client, settings, watch), settings, deadline, context)
+        try:
+            # The watch covers what the sockets' deadline cannot (a name lookup that hangs).
+            return call_by(
+                deadline, lambda: _run(settings, context, deadline), "the check", WATCH_GRACE_S
+            )
+        except DeadlineExceeded as exc:
+            return Observation.absent(context.redactor.text(f"deadline: {exc}; no response"))
 
 
 ENDPOINT_HEALTH = EndpointHealth()
+
+
+def _run(
+    settings: EndpointHealthSettings, context: CheckContext, deadline: Deadline
+) -> Observation:
+    import httpx
+
+    verify: str | bool = str(context.base_dir / settings.ca_file) if settings.ca_file else True
+    # No kept-alive connections: each attempt opens its own socket, which the watch can see.
+    with (
+        SocketWatch(deadline) as watch,
+        httpx.Client(
+            verify=verify,
+            follow_redirects=settings.follow_redirects,
+            limits=httpx.Limits(max_keepalive_connections=0),
+        ) as client,
+    ):
+        return _poll(lambda: _attempt(client, settings, watch), settings, deadline, context)
 
 
 def _poll(

@@ -77,6 +77,11 @@ def _read(connection: Connection, settings: StateReadbackSettings, deadline: Dea
     streamed = connection.execution_options(stream_results=True, max_row_buffer=MAX_RECORDS + 1)
     result = streamed.execute(text(settings.query or ""), settings.params)
     rows = [record(dict(row)) for row in result.mappings().fetchmany(MAX_RECORDS + 1)]
+    if len(rows) > MAX_RECORDS:
+        # More rows may follow, which closing the result would read to the end: drop the
+        # connection instead (the server rolls back).
+        connection.invalidate()
+        return rows
     result.close()
     connection.rollback()
     return rows
@@ -133,9 +138,8 @@ def _begin_read_only(connection: Connection, deadline: Deadline) -> None:
         assert isinstance(raw, sqlite3.Connection)
         raw.set_authorizer(_sqlite_authorizer)
     elif backend in ("mysql", "mariadb"):
-        # Ends the transaction SQLAlchemy began, then makes every later one read-only too, so a
-        # statement that commits implicitly cannot step out of it.
-        connection.execute(text("ROLLBACK"))
+        # Every transaction of the session is read-only, so a statement that commits implicitly
+        # (DDL) lands in another read-only one instead of stepping out.
         connection.execute(text("SET SESSION TRANSACTION READ ONLY"))
         seconds = max(0.001, deadline.remaining())
         connection.execute(text(f"SET SESSION max_statement_time = {seconds:.3f}"))
