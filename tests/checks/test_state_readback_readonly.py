@@ -183,6 +183,21 @@ def test_postgres_session_stays_read_only_after_a_commit(pg: Scratch) -> None:
     assert pg.rows() == 1
 
 
+def test_postgres_session_reads_strings_as_the_parser_does(pg: Scratch) -> None:
+    engine = sql.engine_for(pg.source, Path("."), Deadline(10))
+    try:
+        with engine.connect() as connection:
+            shown = {
+                name: connection.exec_driver_sql(f"SHOW {name}").scalar()
+                for name in ("default_transaction_read_only", "standard_conforming_strings")
+            }
+            timeout = connection.exec_driver_sql("SHOW statement_timeout").scalar()
+    finally:
+        engine.dispose()
+    assert shown == {"default_transaction_read_only": "on", "standard_conforming_strings": "on"}
+    assert timeout not in (None, "0")
+
+
 # MariaDB
 
 
@@ -250,6 +265,19 @@ def test_mariadb_session_is_read_only_without_the_parser(maria: Scratch, attack:
         sql.read(settings, Path("."), Deadline(10), check_query=lambda query, backend: None)
     assert maria.rows() == 1
     assert not maria.has_table(f"{maria.name}_made")
+
+
+def test_mariadb_session_escapes_backslashes_whatever_the_server_mode(maria: Scratch) -> None:
+    """With NO_BACKSLASH_ESCAPES, 'a\\' INTO OUTFILE ... -- ' would hide code from the parser."""
+    engine = sql.engine_for(maria.source, Path("."), Deadline(10))
+    try:
+        with engine.connect() as connection:
+            connection.exec_driver_sql("SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'")
+            sql._begin_read_only(connection, Deadline(10))
+            mode = connection.exec_driver_sql("SELECT @@SESSION.sql_mode").scalar()
+    finally:
+        engine.dispose()
+    assert "NO_BACKSLASH_ESCAPES" not in str(mode)
 
 
 # SQLite
@@ -358,6 +386,8 @@ def test_plain_reads_pass(backend: str, query: str) -> None:
         ("mariadb", "SELECT GET_LOCK('x', 1)"),
         ("mariadb", "SELECT * FROM t LOCK IN SHARE MODE"),
         ("mariadb", "SELECT 1 # comment"),
+        ("mariadb", "SELECT zip FROM t WHERE tag = '#1'"),
+        ("postgresql", "SELECT zip FROM t WHERE note = 'a -- b'"),
         ("mariadb", "HANDLER t OPEN"),
         ("sqlite", "PRAGMA user_version"),
         ("sqlite", "SELECT load_extension('x')"),

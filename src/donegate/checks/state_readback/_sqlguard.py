@@ -70,7 +70,7 @@ def plain_read(query: str, backend: str) -> None:
     if dialect is None:
         raise ReadError(f"no SQL dialect known for {backend}; refusing to query it")
     try:
-        _no_comments(sqlglot.tokenize(query, read=dialect))
+        _no_comments(query, dialect, sqlglot.tokenize(query, read=dialect))
         with _quiet_parser():
             statements = [s for s in sqlglot.parse(query, read=dialect) if s is not None]
     except SqlglotError as exc:
@@ -93,11 +93,16 @@ def _quiet_parser() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _no_comments(tokens: Sequence[object]) -> None:
+def _no_comments(query: str, dialect: str, tokens: Sequence[object]) -> None:
     # MySQL runs the text of /*! ... */ comments; a comment is where the parser and the server
-    # can disagree, so a readback query holds none.
-    if any(getattr(token, "comments", None) for token in tokens):
-        raise ReadError("the query holds a comment; a readback query holds none")
+    # can disagree, so a readback query holds none, nor the marks of one even inside a string
+    # (text like that belongs in a bound parameter).
+    marks = ("--", "/*", "#") if dialect == "mysql" else ("--", "/*")
+    if any(mark in query for mark in marks) or any(getattr(t, "comments", None) for t in tokens):
+        raise ReadError(
+            f"the query holds a comment or its mark ({', '.join(marks)}); "
+            "a readback query holds none (pass such text as a parameter)"
+        )
 
 
 def _only_reads(statement: exp.Expression) -> None:

@@ -117,7 +117,8 @@ def _connect_args(backend: str, deadline: Deadline) -> dict[str, Any]:
     if backend == "postgresql":
         # Session settings sent at connect: no statement in the session can turn them off
         # except SET or set_config(), which the parser refuses.
-        options = "-c default_transaction_read_only=on"
+        # Strings are read as the query check read them (a backslash is not an escape).
+        options = "-c default_transaction_read_only=on -c standard_conforming_strings=on"
         options += f" -c statement_timeout={milliseconds} -c lock_timeout={milliseconds}"
         return {"connect_timeout": seconds, "options": options}
     if backend in ("mysql", "mariadb"):
@@ -141,6 +142,11 @@ def _begin_read_only(connection: Connection, deadline: Deadline) -> None:
         # Every transaction of the session is read-only, so a statement that commits implicitly
         # (DDL) lands in another read-only one instead of stepping out.
         connection.execute(text("SET SESSION TRANSACTION READ ONLY"))
+        # Strings are read as the query check read them (a backslash escapes), whatever the
+        # server's default mode.
+        connection.execute(
+            text("SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
+        )
         seconds = max(0.001, deadline.remaining())
         connection.execute(text(f"SET SESSION max_statement_time = {seconds:.3f}"))
         connection.execute(text("START TRANSACTION READ ONLY"))
