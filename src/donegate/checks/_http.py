@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     import httpx
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+# The most a configuration may ask for: a body is held in memory whole.
+MAX_BODY_BYTES_LIMIT = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,4 +128,11 @@ def _capped_body(
     return b"".join(parts), False
 
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "DeadlineExceeded", "Fetched", "SocketWatch", "fetch"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "MAX_BODY_BYTES_LIMIT",
+    "DeadlineExceeded",
+    "Fetched",
+    "SocketWatch",
+    "fetch",
+]

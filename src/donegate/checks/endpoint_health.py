@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, JsonValue, model_validator
 
 from donegate.checks._deadline import Deadline, DeadlineExceeded, call_by
-from donegate.checks._http import DEFAULT_MAX_BODY_BYTES, Fetched, SocketWatch, fetch
+from donegate.checks._http import (
+    DEFAULT_MAX_BODY_BYTES,
+    MAX_BODY_BYTES_LIMIT,
+    Fetched,
+    SocketWatch,
+    fetch,
+)
 from donegate.checks._jsonpath import MISSING, at_path
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
 from donegate.expectation import compare
@@ -46,7 +52,7 @@ class EndpointHealthSettings(CheckSettings):
     wait_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
     follow_redirects: bool = False
     ca_file: str | None = None
-    max_body_bytes: Annotated[int, Field(gt=0)] = DEFAULT_MAX_BODY_BYTES
+    max_body_bytes: Annotated[int, Field(gt=0, le=MAX_BODY_BYTES_LIMIT)] = DEFAULT_MAX_BODY_BYTES
 
     @model_validator(mode="after")
     def _expectation_shape(self) -> EndpointHealthSettings:

@@ -24,7 +24,7 @@ from typing import Annotated, Literal
 from pydantic import Field, JsonValue, model_validator
 
 from donegate.checks._deadline import Deadline, DeadlineExceeded, call_by
-from donegate.checks._http import DEFAULT_MAX_BODY_BYTES
+from donegate.checks._http import DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_LIMIT
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
 from donegate.checks.state_readback import files, http_json, python_callable, redisdb, sql
 from donegate.checks.state_readback._base import MAX_RECORDS, ReadError, Records
@@ -72,7 +72,7 @@ class StateReadbackSettings(CheckSettings):
     path: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     timeout_s: PositiveSeconds = 10.0
-    max_body_bytes: Annotated[int, Field(gt=0)] = DEFAULT_MAX_BODY_BYTES
+    max_body_bytes: Annotated[int, Field(gt=0, le=MAX_BODY_BYTES_LIMIT)] = DEFAULT_MAX_BODY_BYTES
 
     @model_validator(mode="after")
     def _fits_its_backend(self) -> StateReadbackSettings:
