@@ -172,7 +172,7 @@ def test_python_callable_past_its_deadline_is_left_behind(tmp_path: Path) -> Non
     )
     sys.path.insert(0, str(tmp_path))
     try:
-        __import__(module).release = release
+        setattr(__import__(module), "release", release)  # noqa: B010
         started = time.monotonic()
         done = collect_one(readback(f"python:{module}:read", ""), tmp_path, "a")
         assert ended(started)
