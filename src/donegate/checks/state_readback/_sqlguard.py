@@ -61,10 +61,22 @@ DENIED_FUNCTIONS = frozenset(
 )  # fmt: skip
 
 
+# Families of PostgreSQL functions that write, signal or consume (replication slots, statistics
+# resets, large objects, server files, other connections), whatever their members are named.
+DENIED_PREFIXES = (
+    "pg_stat_reset", "pg_stat_statements_reset", "pg_replication_", "pg_logical_",
+    "pg_create_", "pg_drop_", "pg_copy_", "pg_advisory", "pg_try_advisory", "pg_file_",
+    "pg_wal_replay", "pg_backup", "pg_signal", "lo_", "dblink",
+)  # fmt: skip
+
+
 def plain_read(query: str, backend: str) -> None:
     """Return when ``query`` is one plain read in ``backend``'s dialect; raise ReadError if not."""
-    import sqlglot
-    from sqlglot.errors import SqlglotError
+    try:
+        import sqlglot
+        from sqlglot.errors import SqlglotError
+    except ImportError:
+        raise ReadError("SQL readbacks need sqlglot: pip install 'donegate[sql]'") from None
 
     dialect = DIALECTS.get(backend)
     if dialect is None:
@@ -111,20 +123,27 @@ def _only_reads(statement: exp.Expression) -> None:
     roots = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)
     if not isinstance(statement, roots):
         raise ReadError(f"{_shown(statement)} statement is not a plain read")
-    denied = tuple(getattr(exp, name) for name in _DENIED_NODES if hasattr(exp, name))
+    nodes = tuple(getattr(exp, name) for name in _DENIED_NODES if hasattr(exp, name))
     for node in statement.walk():
-        if isinstance(node, denied):
+        if isinstance(node, nodes):
             raise ReadError(f"the query holds {_shown(node)}, which is not a plain read")
-        if isinstance(node, exp.Func) and _names(node) & DENIED_FUNCTIONS:
-            raise ReadError(f"the query calls {sorted(_names(node))[0]}(), which has side effects")
+        calls = sorted(name for name in _names(node) if _denied(name))
+        if calls:
+            raise ReadError(f"the query calls {calls[0]}(), which has side effects")
 
 
-def _names(function: exp.Func) -> set[str]:
+def _denied(function_name: str) -> bool:
+    return function_name in DENIED_FUNCTIONS or function_name.startswith(DENIED_PREFIXES)
+
+
+def _names(function: object) -> set[str]:
     from sqlglot import exp
 
     if isinstance(function, exp.Anonymous):
         return {function.name.lower()}
-    return {name.lower() for name in function.sql_names()}
+    if isinstance(function, exp.Func):
+        return {name.lower() for name in function.sql_names()}
+    return set()
 
 
 def _shown(node: exp.Expression) -> str:
