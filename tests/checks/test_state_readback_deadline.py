@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
 import sqlite3
 import sys
 import textwrap
@@ -184,4 +185,31 @@ def test_python_callable_past_its_deadline_is_left_behind(tmp_path: Path) -> Non
         sys.path.remove(str(tmp_path))
     why = str(detail(only(done))["why_not_counted"])
     assert "deadline of 2 s (its thread is left behind)" in why
+    assert state(done) == "unverified"
+
+
+def test_silent_redis_ends_by_its_deadline(tmp_path: Path) -> None:
+    """A server that accepts and never answers: every command waits only what is left."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    closed = threading.Event()
+
+    def accept_and_say_nothing() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            while connection.recv(4096):  # read the commands, answer none
+                pass
+        closed.set()  # donegate hung up
+
+    threading.Thread(target=accept_and_say_nothing, daemon=True).start()
+    try:
+        source = f"redis://127.0.0.1:{listener.getsockname()[1]}/0"
+        started = time.monotonic()
+        done = collect_one(readback(source, 'key = "readonly:k"'), tmp_path, "a")
+        assert ended(started)
+        assert closed.wait(ENDED_S)
+    finally:
+        listener.close()
+    assert "the Redis read did not finish within its deadline of 2 s" in str(
+        detail(only(done))["why_not_counted"]
+    )
     assert state(done) == "unverified"
