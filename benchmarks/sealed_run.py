@@ -1,0 +1,108 @@
+"""The cost of a sealed run: seal (copy + check every file) + pytest, against pytest run directly.
+
+Run: ``.venv/bin/python benchmarks/sealed_run.py [--files N] [--tests T] [--repeat R]``.
+
+Two trees, each with a suite of T quick tests (default 50) under ``tests/`` and its code under
+``src/``: a small one (just the suite), and the snapshot benchmark's git repository of N small
+files (default 10,000) with the same suite added. For each, in the same run and as the median of
+R repeats, run alternately so that both see the same machine:
+  1. ``python -m pytest -q tests`` in the live tree (the baseline);
+  2. ``seal(snapshot)`` + the same command in the copy, with the seal's import path; the copy is
+     removed at the end, and that is timed too.
+The snapshot itself is not timed: the stop hook takes it whatever happens. Prints milliseconds,
+the seal's share and the ratio to the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import workspace_snapshot  # the benchmarks folder is on sys.path when run as a script
+from donegate.checks.sealed import seal
+from donegate.workspace import Snapshot
+
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+
+
+def add_suite(root: Path, tests: int) -> None:
+    """``tests`` quick tests of a small package under ``src/``, importable through the ini file."""
+    (root / "src" / "calc").mkdir(parents=True)
+    (root / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "tests").mkdir()
+    body = "import calc\n\n" + "".join(
+        f"def test_add_{i}():\n    assert calc.add({i}, 1) == {i + 1}\n\n" for i in range(tests)
+    )
+    (root / "tests" / "test_calc.py").write_text(body)
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = src\n")
+
+
+def run_pytest(cwd: Path, pythonpath: tuple[str, ...] = ()) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(pythonpath)
+    result = subprocess.run(PYTEST, cwd=cwd, env=env, capture_output=True, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"pytest failed in {cwd}: {result.stdout.decode()[-2000:]}")
+
+
+def direct_s(root: Path) -> float:
+    start = time.perf_counter()
+    run_pytest(root)
+    return time.perf_counter() - start
+
+
+def sealed_s(snapshot: Snapshot, state: Path) -> tuple[float, float]:
+    """Total time of seal + pytest + removal, and of the seal alone."""
+    start = time.perf_counter()
+    with seal(snapshot, state_dir=state, site_dirs=()) as sealed:
+        copied = time.perf_counter()
+        if sealed.findings:
+            raise SystemExit(f"unexpected findings: {sealed.findings[:3]}")
+        run_pytest(sealed.root, sealed.pythonpath)
+    return time.perf_counter() - start, copied - start
+
+
+def measure(name: str, root: Path, state: Path, repeat: int) -> None:
+    snapshot = Snapshot.take(root)
+    direct: list[float] = []
+    total: list[float] = []
+    sealing: list[float] = []
+    for _ in range(repeat):
+        direct.append(direct_s(root))
+        whole, copy = sealed_s(snapshot, state)
+        total.append(whole)
+        sealing.append(copy)
+    base, both, only = (statistics.median(x) * 1000 for x in (direct, total, sealing))
+    print(f"{name}: {len(snapshot.entries)} files in the snapshot")
+    print(f"  pytest directly              {base:8.1f} ms")
+    print(f"  seal alone                   {only:8.1f} ms  {only / base:5.2f}x pytest")
+    print(f"  seal + pytest + removal      {both:8.1f} ms  {both / base:5.2f}x pytest")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--tests", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="donegate-bench-") as tmp:
+        small, large, state = Path(tmp) / "small", Path(tmp) / "large", Path(tmp) / "state"
+        small.mkdir()
+        add_suite(small, args.tests)
+        large.mkdir()
+        workspace_snapshot.make_repo(large, args.files)
+        add_suite(large, args.tests)
+        print(f"median of {args.repeat} runs, {os.cpu_count()} CPUs, {args.tests} tests:")
+        measure("small suite", small, state, args.repeat)
+        measure(f"{args.files}-file git tree + the suite", large, state, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
