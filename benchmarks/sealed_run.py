@@ -8,9 +8,12 @@ files (default 10,000) with the same suite added. For each, in the same run and 
 R repeats, run alternately so that both see the same machine:
   1. ``python -m pytest -q tests`` in the live tree (the baseline);
   2. ``seal(snapshot)`` + the same command in the copy, with the seal's import path; the copy is
-     removed at the end, and that is timed too.
+     removed at the end, and that is timed too;
+  3. ``cp -r --reflink=auto`` of the tree and ``rm -rf`` of the result: the floor the file system
+     sets for any copy (the seal also hashes every file it copies).
 The snapshot itself is not timed: the stop hook takes it whatever happens. Prints milliseconds,
-the seal's share and the ratio to the baseline.
+the seal's share and the ratio to the baseline. File creation dominates the seal: run with
+``--dir`` on the file system that holds donegate's state directory.
 """
 
 from __future__ import annotations
@@ -69,21 +72,30 @@ def sealed_s(snapshot: Snapshot, state: Path) -> tuple[float, float]:
     return time.perf_counter() - start, copied - start
 
 
+def copy_floor_s(root: Path, state: Path) -> float:
+    """``cp -r`` of the tree and ``rm -rf`` of the copy."""
+    target = state / "cp-floor"
+    start = time.perf_counter()
+    subprocess.run(["cp", "-r", "--reflink=auto", str(root), str(target)], check=True)
+    subprocess.run(["rm", "-rf", str(target)], check=True)
+    return time.perf_counter() - start
+
+
 def measure(name: str, root: Path, state: Path, repeat: int) -> None:
     snapshot = Snapshot.take(root)
-    direct: list[float] = []
-    total: list[float] = []
-    sealing: list[float] = []
+    runs: dict[str, list[float]] = {"direct": [], "total": [], "seal": [], "floor": []}
     for _ in range(repeat):
-        direct.append(direct_s(root))
+        runs["direct"].append(direct_s(root))
         whole, copy = sealed_s(snapshot, state)
-        total.append(whole)
-        sealing.append(copy)
-    base, both, only = (statistics.median(x) * 1000 for x in (direct, total, sealing))
+        runs["total"].append(whole)
+        runs["seal"].append(copy)
+        runs["floor"].append(copy_floor_s(root, state))
+    base, both, only, floor = (statistics.median(runs[k]) * 1000 for k in runs)
     print(f"{name}: {len(snapshot.entries)} files in the snapshot")
     print(f"  pytest directly              {base:8.1f} ms")
     print(f"  seal alone                   {only:8.1f} ms  {only / base:5.2f}x pytest")
     print(f"  seal + pytest + removal      {both:8.1f} ms  {both / base:5.2f}x pytest")
+    print(f"  cp -r + rm -rf (the floor)   {floor:8.1f} ms  {floor / base:5.2f}x pytest")
 
 
 def main() -> None:
@@ -91,15 +103,18 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--tests", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--dir", default=None, help="where to build the trees and the copies")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="donegate-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="donegate-bench-", dir=args.dir) as tmp:
         small, large, state = Path(tmp) / "small", Path(tmp) / "large", Path(tmp) / "state"
         small.mkdir()
         add_suite(small, args.tests)
         large.mkdir()
         workspace_snapshot.make_repo(large, args.files)
         add_suite(large, args.tests)
-        print(f"median of {args.repeat} runs, {os.cpu_count()} CPUs, {args.tests} tests:")
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        cpus = os.cpu_count()
+        print(f"median of {args.repeat} runs, {cpus} CPUs (load {load}), {args.tests} tests:")
         measure("small suite", small, state, args.repeat)
         measure(f"{args.files}-file git tree + the suite", large, state, args.repeat)
 

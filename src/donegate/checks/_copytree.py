@@ -115,15 +115,19 @@ class TreeCopier:
     def _copy_entry(self, rel: str, digest: str) -> str | None:
         if not _is_digest(digest):
             return f"{rel}: donegate could not read it when hashing ({digest})"
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         try:
-            st = os.lstat(self._live_path(rel))
+            src = os.open(self._live_path(rel), flags)
         except FileNotFoundError:
             return f"{rel}: deleted after donegate hashed it"
-        if stat.S_ISLNK(st.st_mode):
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:  # ELOOP: the last component is a symlink
+                raise
             return self._copy_link(rel, digest)
-        if not stat.S_ISREG(st.st_mode):
-            return f"{rel}: no longer a regular file ({stat.filemode(st.st_mode)})"
-        return self._copy_file(rel, digest)
+        try:
+            return self._copy_file(rel, digest, src)
+        finally:
+            os.close(src)
 
     def _copy_link(self, rel: str, digest: str) -> str | None:
         target = os.readlink(os.fsencode(self._live_path(rel)))
@@ -145,21 +149,16 @@ class TreeCopier:
             return os.path.join(self.copy, os.path.relpath(absolute, self.live))
         return target
 
-    def _copy_file(self, rel: str, digest: str) -> str | None:
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-        src = os.open(self._live_path(rel), flags)
+    def _copy_file(self, rel: str, digest: str, src: int) -> str | None:
+        st = os.fstat(src)
+        if not stat.S_ISREG(st.st_mode):
+            return f"{rel}: no longer a regular file ({stat.filemode(st.st_mode)})"
+        mode = (st.st_mode & 0o777) | 0o600
+        dst = os.open(self._copy_path(rel), os.O_RDWR | os.O_CREAT | os.O_EXCL, mode)
         try:
-            st = os.fstat(src)
-            if not stat.S_ISREG(st.st_mode):
-                return f"{rel}: no longer a regular file ({stat.filemode(st.st_mode)})"
-            mode = (st.st_mode & 0o777) | 0o600
-            dst = os.open(self._copy_path(rel), os.O_RDWR | os.O_CREAT | os.O_EXCL, mode)
-            try:
-                got = self._transfer(src, dst, st.st_size)
-            finally:
-                os.close(dst)
+            got = self._transfer(src, dst, st.st_size)
         finally:
-            os.close(src)
+            os.close(dst)
         return None if got == digest else _changed(rel, digest, got)
 
     def _transfer(self, src: int, dst: int, size: int) -> str:
