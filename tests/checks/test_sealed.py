@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from donegate.checks._importroots import import_roots
 from donegate.checks.sealed import LOCK_FILE, SEALED_DIR, Sealed, seal, sweep
 from donegate.collect import collect
 from donegate.workspace import Entry, Snapshot
+from donegate.workspace.snapshot import blob_id
 from tests.checks.support import claim_with, config_from, detail, only, state, write
 
 BROKEN = "def add(a, b):\n    return a - b\n"
@@ -303,6 +305,7 @@ KILLED_HOOK = """
 import sys, time
 from pathlib import Path
 from donegate.workspace import Entry, Snapshot
+from donegate.workspace.snapshot import blob_id
 from donegate.checks.sealed import seal
 with seal(Snapshot.take(sys.argv[1]), state_dir=sys.argv[2], site_dirs=()) as sealed:
     Path(sys.argv[3]).write_text(str(sealed.root))
@@ -470,3 +473,18 @@ def test_sealed_source_is_the_snapshot_even_for_a_git_tree(tmp_path: Path) -> No
         assert sealed.findings == []
         assert not (sealed.root / ".git").exists()
         assert run_collect(live, sealed) == "verified"
+
+
+def test_symlinked_directory_whose_files_the_snapshot_holds_is_copied_as_a_directory(
+    tmp_path: Path,
+) -> None:
+    live = project(tmp_path / "live", FIXED)
+    write(tmp_path, {"outside/shared.py": "SHARED = 1\n"})
+    (live / "shared").symlink_to(tmp_path / "outside")
+    entries = dict(Snapshot.take(live).entries)
+    entries["shared/shared.py"] = Entry(blob_id("sha1", b"SHARED = 1\n"))
+    hashed = Snapshot(live, datetime.now(UTC), "walk", "sha1", entries)
+    with seal(hashed, state_dir=tmp_path / "state", site_dirs=()) as sealed:
+        assert sealed.findings == []
+        assert not (sealed.root / "shared").is_symlink()
+        assert (sealed.root / "shared/shared.py").read_text() == "SHARED = 1\n"

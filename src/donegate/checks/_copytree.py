@@ -81,10 +81,11 @@ class TreeCopier:
         self.copy = copy
         self.algorithm = algorithm
         self.can_clone = True
+        self.dirs: set[str] = set()
 
     def run(self, entries: dict[str, str]) -> Copied:
         """Copy every entry; then link what the snapshot left out of the copied directories."""
-        dirs = _directories(entries)
+        dirs = self.dirs = _directories(entries)
         for rel in sorted(dirs):
             if rel:
                 os.mkdir(self._copy_path(rel), 0o700)
@@ -135,6 +136,8 @@ class TreeCopier:
         got.update(target)
         if got.hexdigest() != digest:
             return _changed(rel, digest, got.hexdigest())
+        if rel in self.dirs:
+            return None  # the snapshot holds the files below it: the copy has them as a directory
         os.symlink(self._link_target(rel, os.fsdecode(target)), self._copy_path(rel))
         return None
 
