@@ -95,7 +95,7 @@ class TestRun:
         with tempfile.TemporaryDirectory(prefix="donegate-junit-") as scratch:
             junit = Path(scratch) / "junit.xml"
             argv, env = _invocation(settings, junit)
-            cwd = context.base_dir / (settings.cwd or ".")
+            cwd = context.run_dir / (settings.cwd or ".")
             run = run_group(argv, cwd, env, settings.timeout_s)
             report = _report(settings, junit, run)
         return _judge(settings, run, report, context)

@@ -108,7 +108,7 @@ def _verify(
     if not any(reading.gate_kind(w) == "source" for w in writes):
         return None
     claim = mutations.build_claim(event, writes, space.reported())
-    return _checked(claim, settings, space.tainted)
+    return _checked(claim, settings, space)
 
 
 def _facts(
@@ -120,11 +120,13 @@ def _facts(
     return reading.FactsFor(writes, claim if settings.has_checks else None)
 
 
-def _checked(claim: Claim, settings: Settings, tainted: frozenset[str]) -> Claim:
+def _checked(claim: Claim, settings: Settings, space: Workspace) -> Claim:
     """``claim`` with the configured checks' evidence and its verdict.
 
-    Without checks the claim still gets a verdict (unverified: nothing observed it), so that the
-    receipt says what was written and that nothing confirmed it.
+    The checks run sealed: on a private copy of the exact bytes this stop's snapshot hashed,
+    where no process of the agent can change them during the run. Without checks the claim
+    still gets a verdict (unverified: nothing observed it), so that the receipt says what was
+    written and that nothing confirmed it.
     """
     # Imported here: the claim models and the collectors are only needed when there is a write.
     from donegate.collect import collect
@@ -134,9 +136,12 @@ def _checked(claim: Claim, settings: Settings, tainted: frozenset[str]) -> Claim
 
     if settings.config_text is None or not settings.has_checks:
         return verify_claim(claim)
+    from donegate.checks.sealed import seal
+
     source = str(settings.root / CONFIG_FILE)
     config = parse_config(settings.config_text, base_dir=settings.root, source=source)
-    return collect(claim, config, tainted=tainted)
+    with seal(space.current, state_dir=space.layout.state_dir) as sealed:
+        return collect(claim, config, sealed=sealed, tainted=space.tainted)
 
 
 def _decide(

@@ -207,6 +207,12 @@ class Workspace:
             + (f" (withdrawn: {', '.join(sorted(revoked))})." if revoked else ".")
         )
 
+    @property
+    def current(self) -> Snapshot:
+        """This stop's snapshot (taken by :meth:`writes`)."""
+        assert self._current is not None
+        return self._current
+
     def baseline(self) -> Snapshot:
         """The session's baseline, the tree as it is now if it has none yet.
 
