@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from donegate.workspace.patterns import matches_any
+from donegate.workspace.runnerfiles import RUNNER_FILES
 from donegate.workspace.writes import Write
 
 WriteKind = Literal["source", "cosmetic", "test", "doc", "config"]
@@ -77,16 +78,7 @@ DEFAULT_CONFIG_GLOBS: tuple[str, ...] = (
     "noxfile.py",
 )
 # Files that can make tests pass without the code under test changing (cheating pattern 2).
-HOOK_FILES: tuple[str, ...] = (
-    "conftest.py",
-    "sitecustomize.py",
-    "usercustomize.py",
-    "*.pth",
-    "pytest.ini",
-    "tox.ini",
-    "setup.cfg",
-    "pyproject.toml",
-)
+HOOK_FILES: tuple[str, ...] = RUNNER_FILES
 
 
 class Rules(NamedTuple):

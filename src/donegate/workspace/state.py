@@ -65,12 +65,15 @@ class WorkspaceState:
         *,
         ignore: Sequence[str] = (),
         clock: Clock = utc_now,
+        watch: Sequence[str] = (),
     ) -> None:
         self.state_dir = resolved(state_dir)
         self.root = resolved(root)
         self.session_id = session_id
         self.clock = clock
-        self.ignore = (*ignore, *_inside(self.state_dir, self.root))
+        self.ignore = tuple(ignore)
+        self.watch = tuple(watch)  # globs no ignore rule may hide (``protect``)
+        self.exclude = _inside(self.state_dir, self.root)
         self._dir = self.state_dir / "workspaces" / workspace_id(self.root)
         self._session = session_dir(self.state_dir, self.root, session_id)
         self.blobs = BlobStore(self.state_dir / "blobs", self.root)
@@ -81,10 +84,12 @@ class WorkspaceState:
         latest = self._dir / "latest.json"
         snap = Snapshot.take(
             self.root,
-            lambda: self._load(latest),  # the hashing cache, read only if git can't vouch
+            lambda: self._load(latest),  # donegate's own stat record of every file
             ignore=self.ignore,
             keep=self.blobs.keep,
             clock=self.clock,
+            watch=self.watch,
+            exclude=self.exclude,
         )
         if self._fingerprint(latest) != snap.fingerprint:
             self._save(latest, snap)  # unchanged: the cache still holds
@@ -108,7 +113,9 @@ class WorkspaceState:
         stored = self._load(self._session / "baseline.json")
         if stored is not None:
             return stored
-        pinned = Snapshot.from_head(self.root, ignore=self.ignore)
+        pinned = Snapshot.from_head(
+            self.root, ignore=(*self.ignore, *self.exclude), watch=self.watch
+        )
         if not pinned.entries and not has_head(self.root):
             pinned = Snapshot.empty(self.root, pinned.algorithm)
         self._save(self._session / "baseline.json", pinned)
