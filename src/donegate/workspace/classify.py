@@ -113,8 +113,8 @@ def classify(
     1. A path (or a rename's old path) matching a test glob is ``test``.
     2. One matching a config glob is ``config`` (config can change what tests run).
     3. One matching a doc glob is ``doc``.
-    4. A modification whose old and new texts differ only in comments, whitespace and
-       docstrings is ``cosmetic``.
+    4. A modification whose old and new texts differ only in comments and whitespace is
+       ``cosmetic`` (a docstring is code: ``__doc__`` is read at runtime).
     5. Anything else, including a text we could not read, is ``source``.
     """
     paths = [write.path] if write.old_path is None else [write.path, write.old_path]
