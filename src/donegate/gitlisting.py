@@ -75,13 +75,12 @@ UNTRACKED_NOISE: tuple[str, ...] = (
     ".donegate/",
 )
 _EXCLUDES = tuple(f"--exclude={p}" for p in UNTRACKED_NOISE)
-# The index; every untracked file (no repository ignore rule hides one); and the untracked
-# files that the tree's own .gitignore files do not ignore (what is not listed here but is
-# listed above is reported as noise unless it can change what a check runs). .git/info/exclude
-# and core.excludesFile are not read at all: they are invisible files the agent owns.
+# The index, and the untracked files that the tree's own .gitignore files do not ignore (an
+# untracked file the snapshot's walk finds but git does not list here is reported as noise
+# unless it can change what a check runs). .git/info/exclude and core.excludesFile are not read
+# at all: they are invisible files the agent owns.
 LISTING: tuple[tuple[str, ...], ...] = (
     ("ls-files", "-z", "--stage"),
-    ("ls-files", "-z", "--others", *_EXCLUDES),
     ("ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", *_EXCLUDES),
 )
 

@@ -52,9 +52,9 @@ def test_python_cosmetic_edits(new: str) -> None:
 def test_a_docstring_edit_is_code(new: str) -> None:
     # The attack: code that reads __doc__ changes behaviour with a "cosmetic" edit.
     namespace: dict[str, object] = {}
-    exec(compile(new, "app.py", "exec"), namespace)  # noqa: S102 - the test's own fixture
+    exec(compile(new, "app.py", "exec"), namespace)
     before: dict[str, object] = {}
-    exec(compile(APP, "app.py", "exec"), before)  # noqa: S102
+    exec(compile(APP, "app.py", "exec"), before)
     add_doc = getattr(namespace["add"], "__doc__", None)
     module_doc = namespace.get("__doc__")
     assert (add_doc, module_doc) != (getattr(before["add"], "__doc__", None), before["__doc__"])

@@ -23,6 +23,7 @@ from donegate.checks._junit import TestReport, case_outcome, read_junit, read_su
 from donegate.checks._process import RunResult, run_group
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
 from donegate.workspace.runnerfiles import RUNNER_FILES
+
 _COUNT_KEYS = ("passed", "failed", "errors", "skipped")
 _FAILING = ("failed", "error")
 MAX_FAILING_NAMED = 20

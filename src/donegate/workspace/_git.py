@@ -1,7 +1,8 @@
 """The few git plumbing commands the workspace needs, with their output parsed.
 
 Every call runs hardened (see :mod:`donegate.gitlisting`) and has a timeout; a git failure is
-reported as ``None`` (not a git repository, no ``HEAD``) so that the caller falls back to its documented non-git behaviour.
+reported as ``None`` (not a git repository, no ``HEAD``) so that the caller falls back to its
+documented non-git behaviour.
 """
 
 from __future__ import annotations
@@ -17,18 +18,17 @@ MAX_NESTING = 8
 
 
 class Listing(NamedTuple):
-    """The files git would list: a hint of which paths to look at, never of their content.
+    """What git says about a tree: a hint of which paths are tracked, never of their content.
 
     ``tracked`` maps the index's paths to their blob ids (used only to skip keeping old texts
-    git already holds). ``untracked`` is every untracked file, whatever the repository's ignore
-    rules say; ``plain`` the subset the tree's ``.gitignore`` files do not ignore. ``nested``
-    lists the directories holding another repository (a nested ``git init`` or a submodule),
-    which git does not descend and the snapshot does.
+    git already holds). ``plain`` holds the untracked files that the tree's ``.gitignore`` files
+    do not ignore; ``nested`` the directories holding another repository (a nested ``git init``
+    or a submodule). The files themselves are found by walking the tree: git does not list
+    FIFOs or sockets, nor the files of a nested repository.
     """
 
     object_format: str
     tracked: dict[str, str]
-    untracked: list[str]
     plain: frozenset[str] = frozenset()
     began_ns: int = 0
     nested: tuple[str, ...] = ()
@@ -46,19 +46,18 @@ def object_format(root: Path) -> str | None:
 
 
 def listing(root: Path, fmt: str) -> Listing | None:
-    """The index's entries under ``root``, every untracked file, and the nested repositories."""
+    """The index's entries under ``root``, the untracked files not ignored, the nested repos."""
     # Separate commands rather than one: with --stage, git prints untracked names unmarked, and
     # a file name could then pass for an index entry. They run side by side.
-    began, (staged, others, plain) = gitlisting.collect(root)
-    if staged is None or others is None or plain is None:
+    began, (staged, others) = gitlisting.collect(root)
+    if staged is None or others is None:
         return None
-    tracked, submodules = _index(staged.decode("utf-8", "surrogateescape"))  # os.fsdecode's
-    untracked: list[str] = []
-    nested = list(submodules)
+    tracked, nested = _index(staged.decode("utf-8", "surrogateescape"))  # os.fsdecode's mapping
+    plain: set[str] = set()
     for path in _records(others):
         # git names a directory holding another repository with a trailing "/".
-        (nested.append(path.rstrip("/")) if path.endswith("/") else untracked.append(path))
-    return Listing(fmt, tracked, untracked, frozenset(_records(plain)), began, tuple(nested))
+        (nested.append(path.rstrip("/")) if path.endswith("/") else plain.add(path))
+    return Listing(fmt, tracked, frozenset(plain), began, tuple(nested))
 
 
 def _index(text: str) -> tuple[dict[str, str], list[str]]:

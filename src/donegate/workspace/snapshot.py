@@ -37,7 +37,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -194,7 +194,8 @@ class Snapshot:
         found = _git.listing(top, fmt) if fmt else None
         if found is None:
             return cls._walked(top, _resolve(previous), seen, keep, clock, started)
-        paths, known = _listed(top, found, seen, 0)
+        paths = _listed(top, found, list(_walk_dir(top, "", seen, None)), seen)
+        known = found.tracked
         cache = _reusable(_resolve(previous), top, found.object_format)
         hasher = _Hasher(top, found.object_format, cache, seen)
         entries = hasher.run(sorted(paths), known, keep)
@@ -319,7 +320,9 @@ class Seen:
             return list(paths)
         return [p for p in paths if not self.own.ignored(p) and self._not_noise(p)]
 
-    def untracked(self, root: Path, paths: Iterable[str], plain: Set[str] | None) -> list[str]:
+    def untracked(
+        self, root: Path, paths: Iterable[str], plain: Container[str] | None
+    ) -> list[str]:
         """The untracked ``paths`` seen; ``plain`` holds those no ``.gitignore`` ignores
         (``None``: all of them)."""
         out: list[str] = []
@@ -333,7 +336,7 @@ class Seen:
                 out.append(path)
         return out
 
-    def _plain(self, path: str, plain: Set[str] | None) -> bool:
+    def _plain(self, path: str, plain: Container[str] | None) -> bool:
         return (plain is None or path in plain) and not self.ignore.ignored(path)
 
     def _not_noise(self, path: str) -> bool:
@@ -341,7 +344,7 @@ class Seen:
 
     def enters(self, rel: str, name: str) -> bool:
         """Whether a walk enters the directory ``rel`` (``__pycache__``: for planted bytecode)."""
-        if name == ".git" or self.own.ignored_dir(rel):
+        if name == ".git" or self.own.ignored_dir(rel):  # a repository's database, not its tree
             return False
         return name == "__pycache__" or not self.noise.ignored_dir(rel)
 
@@ -380,38 +383,29 @@ def _header_matches(header: bytes, source: Path, st: os.stat_result) -> bool:
     return mtime == int(st.st_mtime) & 0xFFFFFFFF and size == st.st_size & 0xFFFFFFFF
 
 
-def _listed(
-    top: Path, found: _git.Listing, seen: Seen, depth: int
-) -> tuple[list[str], dict[str, str]]:
-    """The paths seen in a git listing, nested repositories descended, and the index's blobs."""
-    known = dict(found.tracked)
-    paths = seen.tracked(found.tracked)
-    paths += seen.untracked(top, found.untracked, found.plain)
-    for sub in found.nested:
-        inner, inner_known = _nested(top, sub, seen, depth + 1)
-        paths += inner
-        known.update(inner_known)
-    return paths, known
+def _listed(top: Path, found: _git.Listing, walked: list[str], seen: Seen) -> list[str]:
+    """The paths seen: the walk's files, told tracked or not (and ignored or not) by git.
+
+    Every tracked path is looked at, walked or not (under a default-ignored directory, or gone);
+    an untracked path is noise only by the rules of :class:`Seen`. Files under a nested
+    repository are not git's to judge: none of them is taken as ignored.
+    """
+    tracked = found.tracked
+    untracked = [p for p in walked if p not in tracked]
+    return [*seen.tracked(tracked), *seen.untracked(top, untracked, _Plain(found))]
 
 
-def _nested(top: Path, sub: str, seen: Seen, depth: int) -> tuple[list[str], dict[str, str]]:
-    """A nested repository or submodule at ``sub``: its own listing, or a walk of it."""
-    if seen.own.ignored_dir(sub):
-        return [], {}
-    here = top / sub
-    fmt = _git.object_format(here) if depth <= _git.MAX_NESTING else None
-    found = _git.listing(here, fmt) if fmt else None
-    if found is None:  # not a repository git can read (a broken gitdir): every file counts
-        return _walk(top, f"{sub}/", seen), {}
-    prefixed = _git.Listing(
-        found.object_format,
-        {f"{sub}/{p}": oid for p, oid in found.tracked.items()},
-        [f"{sub}/{p}" for p in found.untracked],
-        frozenset(f"{sub}/{p}" for p in found.plain),
-        found.began_ns,
-        tuple(f"{sub}/{p}" for p in found.nested),
-    )
-    return _listed(top, prefixed, seen, depth)
+class _Plain:
+    """The untracked paths no ``.gitignore`` ignores, nested repositories' files included."""
+
+    def __init__(self, found: _git.Listing) -> None:
+        self.paths = found.plain
+        self.nested = tuple(f"{n}/" for n in found.nested)
+
+    def __contains__(self, path: object) -> bool:
+        if path in self.paths:
+            return True
+        return bool(self.nested) and isinstance(path, str) and path.startswith(self.nested)
 
 
 def _walk(root: Path, prefix: str, seen: Seen, limit: int | None = None) -> list[str]:
@@ -427,11 +421,12 @@ def _walk_dir(root: Path, prefix: str, seen: Seen, limit: int | None) -> Iterato
     except OSError:
         return
     for child in children:
-        rel = f"{prefix}{child.name}"
+        name = child.name
+        rel = f"{prefix}{name}"
         if child.is_dir(follow_symlinks=False):
-            if seen.enters(rel, child.name):
+            if seen.enters(rel, name):
                 yield from _walk_dir(root, f"{rel}/", seen, limit)
-        else:
+        elif name != ".git":  # a gitfile: where a nested repository keeps its database
             yield rel
 
 
