@@ -8,6 +8,7 @@ documented non-git behaviour.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -60,22 +61,22 @@ def listing(root: Path, fmt: str) -> Listing | None:
     return Listing(fmt, tracked, frozenset(plain), began, tuple(nested))
 
 
+# One index entry of ``git ls-files -z --stage``: "mode oid stage<TAB>path<NUL>".
+_ENTRY = re.compile(r"([0-7]{6}) ([0-9a-f]+) [0-3]\t([^\0]*)\0")
+
+
 def _index(text: str) -> tuple[dict[str, str], list[str]]:
     """``path -> blob id`` of the index's files, and the paths of its submodules.
 
-    Each entry of ``git ls-files -z --stage`` reads "mode oid stage<TAB>path". Flags such as
-    assume-unchanged or skip-worktree do not matter: no file's content is taken from the index.
+    Flags such as assume-unchanged or skip-worktree do not matter: no file's content is taken
+    from the index. One regular expression over the whole listing: a loop in Python over ten
+    thousand records costs a hook several milliseconds.
     """
     tracked: dict[str, str] = {}
     submodules: list[str] = []
-    for record in text.split("\0"):
-        meta, tab, path = record.partition("\t")
-        fields = meta.split(" ")
-        if not tab or len(fields) != 3:
-            continue  # the empty tail after the last NUL
-        mode, oid, _stage = fields
+    for mode, oid, path in _ENTRY.findall(text):
         if mode == "160000":
-            submodules.append(path)  # a commit of another repository: descended separately
+            submodules.append(path)  # a commit of another repository: walked, not listed
         else:
             tracked[path] = oid
     return tracked, submodules

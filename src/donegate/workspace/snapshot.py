@@ -37,7 +37,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -194,7 +194,7 @@ class Snapshot:
         found = _git.listing(top, fmt) if fmt else None
         if found is None:
             return cls._walked(top, _resolve(previous), seen, keep, clock, started)
-        paths = _listed(top, found, list(_walk_dir(top, "", seen, None)), seen)
+        paths = _listed(top, found, _walk_dir(top, "", seen, None), seen)
         known = found.tracked
         cache = _reusable(_resolve(previous), top, found.object_format)
         hasher = _Hasher(top, found.object_format, cache, seen)
@@ -253,7 +253,7 @@ class Snapshot:
         try:
             if data["version"] != FORMAT_VERSION:
                 raise InvalidInput(f"snapshot format {data['version']!r}, expected 1")
-            entries = {p: Entry(*e) for p, e in data["entries"].items()}
+            entries = _entries(data["entries"])
             taken_at = datetime.fromisoformat(data["taken_at"].replace("Z", "+00:00"))
             return cls(
                 Path(data["root"]),
@@ -275,9 +275,11 @@ class Snapshot:
 
     def _digest(self) -> str:
         h = hashlib.blake2b(self.algorithm.encode(), digest_size=20)
-        for path in sorted(self.entries):
-            # surrogateescape: a file name that is not UTF-8 is carried as os.fsdecode maps it.
-            h.update(f"\0{path}\0{self.entries[path].digest}".encode("utf-8", "surrogateescape"))
+        entries = self.entries
+        # One update of the whole text hashes the same as one per file, and costs less.
+        # surrogateescape: a file name that is not UTF-8 is carried as os.fsdecode maps it.
+        text = "".join([f"\0{path}\0{entries[path].digest}" for path in sorted(entries)])
+        h.update(text.encode("utf-8", "surrogateescape"))
         return h.hexdigest()
 
     def dumps(self) -> str:
@@ -285,22 +287,29 @@ class Snapshot:
         return json.dumps(self.to_json(), separators=(",", ":"))
 
 
+def _entries(data: dict[str, list[Any]]) -> dict[str, Entry]:
+    """Entries from JSON arrays; ``tuple.__new__`` spares ten thousand Python calls a stop."""
+    make = tuple.__new__
+    return {
+        p: make(Entry, e) if len(e) == len(Entry._fields) else Entry(*e) for p, e in data.items()
+    }
+
+
 def _resolve(previous: Snapshot | Callable[[], Snapshot | None] | None) -> Snapshot | None:
     return previous() if callable(previous) else previous
 
 
-def _reusable(previous: Snapshot | None, root: Path, fmt: str) -> dict[str, Entry]:
-    """The previous entries safe to reuse: same tree, same algorithm, not racily clean."""
+def _reusable(previous: Snapshot | None, root: Path, fmt: str) -> tuple[dict[str, Entry], int]:
+    """The previous entries (same tree, same algorithm), and the racy-clean horizon.
+
+    An entry whose mtime or ctime is not before the horizon was written too close to the
+    previous snapshot to trust its timestamps: it is read again.
+    """
     if previous is None or previous.root != root or previous.algorithm != fmt:
-        return {}
+        return {}, 0
     if previous.origin not in ("git", "walk"):
-        return {}
-    horizon = previous.started_ns - _RACY_NS
-    return {
-        p: e
-        for p, e in previous.entries.items()
-        if e.size >= 0 and max(e.mtime_ns, e.ctime_ns) < horizon
-    }
+        return {}, 0
+    return previous.entries, previous.started_ns - _RACY_NS
 
 
 class Seen:
@@ -391,7 +400,7 @@ def _listed(top: Path, found: _git.Listing, walked: list[str], seen: Seen) -> li
     repository are not git's to judge: none of them is taken as ignored.
     """
     tracked = found.tracked
-    untracked = [p for p in walked if p not in tracked]
+    untracked = set(walked).difference(tracked)  # a set difference runs in C
     return [*seen.tracked(tracked), *seen.untracked(top, untracked, _Plain(found))]
 
 
@@ -410,28 +419,36 @@ class _Plain:
 
 def _walk(root: Path, prefix: str, seen: Seen, limit: int | None = None) -> list[str]:
     """The files seen under ``root/prefix`` found by walking (no git), as paths from ``root``."""
-    found = list(_walk_dir(root, prefix, seen, limit))
+    found = _walk_dir(root, prefix, seen, limit)
     return seen.untracked(root, found, None)
 
 
-def _walk_dir(root: Path, prefix: str, seen: Seen, limit: int | None) -> Iterator[str]:
-    try:
-        with os.scandir(root / prefix if prefix else root) as it:
-            children = list(it)
-    except OSError:
-        return
-    for child in children:
-        name = child.name
-        rel = f"{prefix}{name}"
-        if child.is_dir(follow_symlinks=False):
-            if seen.enters(rel, name):
-                yield from _walk_dir(root, f"{rel}/", seen, limit)
-        elif name != ".git":  # a gitfile: where a nested repository keeps its database
-            yield rel
+def _walk_dir(root: Path, prefix: str, seen: Seen, limit: int | None) -> list[str]:
+    """Every non-directory under ``root/prefix`` in directories a walk enters; at most ``limit``.
 
-
-class _TooMany(Exception):
-    """A directory behind a symlink holds more files than a snapshot reads through a link."""
+    A loop over a stack rather than recursive generators: this runs over every file of the
+    tree at every stop, and each level of ``yield from`` costs every file below it.
+    """
+    out: list[str] = []
+    stack = [prefix]
+    enters = seen.enters
+    while stack:
+        here = stack.pop()
+        try:
+            with os.scandir(root / here if here else root) as it:
+                children = list(it)
+        except OSError:
+            continue
+        for child in children:
+            name = child.name
+            if child.is_dir(follow_symlinks=False):
+                if enters(here + name, name):
+                    stack.append(f"{here}{name}/")
+            elif name != ".git":  # a gitfile: where a nested repository keeps its database
+                out.append(here + name)
+        if limit is not None and len(out) >= limit:
+            break
+    return out
 
 
 class _Hasher:
@@ -441,11 +458,13 @@ class _Hasher:
     pool, where both release the GIL.
     """
 
-    def __init__(self, root: Path, fmt: str, cache: dict[str, Entry], seen: Seen) -> None:
+    def __init__(
+        self, root: Path, fmt: str, reusable: tuple[dict[str, Entry], int], seen: Seen
+    ) -> None:
         self.root = root
         self.prefix = f"{root}{os.sep}"
         self.fmt = fmt
-        self.cache = cache
+        self.cache, self.horizon = reusable
         self.seen = seen
         self.known: dict[str, str] = {}
         self.keep: Keeper | None = None
@@ -458,24 +477,35 @@ class _Hasher:
         self.known, self.keep, self.selected = known, keep, set(paths)
         entries: dict[str, Entry] = {}
         todo: list[tuple[str, os.stat_result]] = []
-        queue, cache, prefix = list(paths), self.cache, self.prefix
+        queue, cache, prefix, horizon = list(paths), self.cache, self.prefix, self.horizon
+        lstat, is_dir, is_link = os.lstat, stat.S_ISDIR, stat.S_ISLNK
         for path in queue:  # grows while it runs: files reached through a linked directory
             try:
-                st = os.lstat(prefix + path)
+                st = lstat(prefix + path)
             except FileNotFoundError:
                 continue  # listed by git but gone from the tree: a deletion
             except OSError:
                 entries[path] = Entry("unreadable:stat")
                 continue
             mode = st.st_mode
-            if stat.S_ISDIR(mode):
+            if is_dir(mode):
                 continue  # a directory git listed (an empty submodule): its files come apart
-            if stat.S_ISLNK(mode):
+            if is_link(mode):
                 entries[path], reached = self._link(path, st)
                 queue.extend(reached)
                 continue
+            # Entry.same_stat and the racy-clean test, inlined: this runs for every file.
             cached = cache.get(path)
-            if cached is not None and cached.same_stat(st):
+            if (
+                cached is not None
+                and cached[2] == st.st_mtime_ns
+                and cached[3] == st.st_ctime_ns
+                and cached[1] == st.st_size
+                and cached[4] == st.st_ino
+                and cached[5] == mode
+                and cached[2] < horizon
+                and cached[3] < horizon
+            ):
                 entries[path] = cached
             else:
                 todo.append((path, st))
@@ -510,10 +540,7 @@ class _Hasher:
         return self._record(f"link:{base}:{blob_id(self.fmt, content)}", st, size=-1), []
 
     def _through(self, path: str, base: str, st: os.stat_result) -> tuple[Entry, list[str]]:
-        try:
-            files = _walk(self.root, f"{path}/", self.seen, LINKED_LIMIT)
-        except _TooMany:
-            files = []
+        files = _walk(self.root, f"{path}/", self.seen, LINKED_LIMIT)
         if len(files) >= LINKED_LIMIT:
             # Too much to read through a link at every stop: a write every time, never settled.
             return self._record(f"unverifiable:link-dir:{time.time_ns()}", st, size=-1), []
