@@ -18,6 +18,7 @@ import pytest
 
 from donegate import gitlisting
 from donegate.workspace import Snapshot, WorkspaceState, diff
+from donegate.workspace import snapshot as snapshot_module
 from tests.workspace.conftest import APP, compiled, git, write
 
 EVIL = "import sys\nsys.modules['app'] = None\n"
@@ -199,7 +200,29 @@ def test_git_variables_in_the_environment_are_not_honoured(
     monkeypatch.setenv("GIT_WORK_TREE", str(decoy))
     monkeypatch.setenv("GIT_INDEX_FILE", str(decoy / ".git" / "index"))
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(repo.parent))
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "core.worktree")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", str(decoy))
+    assert git(repo, "status", "--porcelain") == ""  # git, so told, looks at the decoy
     assert changes(before, Snapshot.take(repo, previous=before)) == [("src/app.py", "modified")]
+
+
+def test_a_repository_owned_by_another_user_is_still_listed(repo: Path) -> None:
+    before = Snapshot.take(repo)
+    shutil.chown(repo, user="nobody")
+    for path in repo.rglob("*"):
+        shutil.chown(path, user="nobody")
+    if os.geteuid() != 0 or porcelain_fails(repo) is False:
+        pytest.skip("git trusts this repository here: nothing to show")
+    write(repo, "src/app.py", APP.replace("a + b", "a * b"))
+    after = Snapshot.take(repo, previous=before)
+    assert after.origin == "git"
+    assert changes(before, after) == [("src/app.py", "modified")]
+
+
+def porcelain_fails(repo: Path) -> bool:
+    done = subprocess.run(["git", "status"], cwd=repo, capture_output=True, check=False)
+    return done.returncode != 0 and b"dubious ownership" in done.stderr
 
 
 def test_a_gitfile_pointing_at_a_decoy_repository_hides_nothing(repo: Path, tmp_path: Path) -> None:
@@ -260,6 +283,8 @@ def test_a_symlink_leaving_the_tree_carries_its_targets_content(repo: Path, tmp_
     os.symlink(outside, repo / "src" / "helper.py")
     before = Snapshot.take(repo)
     assert before.entries["src/helper.py"].digest.startswith("link:")
+    state = WorkspaceState(tmp_path / "state", repo, "s1")
+    state.mark_verified(before)
     write(tmp_path, "outside/helper.py", "VALUE = 2\n")  # the link itself is untouched
     assert changes(before, Snapshot.take(repo, previous=before)) == [("src/helper.py", "modified")]
 
@@ -276,6 +301,22 @@ def test_files_reached_through_a_symlinked_directory_are_seen(repo: Path, tmp_pa
         ("pkg/conftest.py", "added"),
         ("pkg/helper.py", "modified"),
     ]
+
+
+def test_a_symlinked_directory_too_large_to_read_through_cannot_be_verified(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot_module, "LINKED_LIMIT", 3)
+    for n in range(5):
+        write(tmp_path, f"big/m{n}.py", "x = 1\n")
+    state = WorkspaceState(tmp_path / "state", repo, "s1")
+    state.take_baseline()
+    os.symlink(tmp_path / "big", repo / "big")
+    [classified] = state.classified_since_verified()
+    assert classified.write.path == "big"
+    assert "unverifiable" in classified.flags
+    state.mark_verified(state.snapshot())
+    assert state.writes_since_verified() != []  # never settles: the stop cannot verify
 
 
 def test_a_symlink_inside_the_tree_is_its_target_text(repo: Path) -> None:
@@ -329,6 +370,10 @@ def test_special_files_are_recorded_by_kind_and_never_opened(repo: Path) -> None
     assert after.entries["src/pipe.py"].kind == "fifo"
     assert after.entries["src/pipe.py"].digest == "special:fifo"
     assert after.entries["src/sock.py"].kind == "socket"
+    state = WorkspaceState(repo.parent / "state", repo, "s1")
+    state.mark_verified(before)
+    flags = {c.write.path: c.flags for c in state.classify_writes(diff(before, after), after)}
+    assert flags == {"src/pipe.py": ("special-file",), "src/sock.py": ("special-file",)}
     assert changes(before, after) == [("src/pipe.py", "added"), ("src/sock.py", "added")]
 
 

@@ -34,7 +34,7 @@ def stop(repo: Path, state: Path) -> None:
     assert run.exit_code == 0, run.stderr
 
 
-def last_receipt(state: Path) -> tuple[str, str, str]:
+def last_receipt(state: Path) -> tuple[str, str, str | None]:
     with Ledger(state) as ledger:
         receipt = ledger.recent(1, session=SESSION)[0]
     return receipt.verdict, receipt.decision, receipt.reason

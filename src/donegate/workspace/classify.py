@@ -135,6 +135,25 @@ def classify(
 
 
 def flags(write: Write) -> tuple[str, ...]:
-    """Warnings about ``write`` beyond its kind: ``test-hook`` for a file that steers tests."""
+    """Warnings about ``write`` beyond its kind.
+
+    ``test-hook``: a file that steers the test runner (see
+    :data:`~donegate.workspace.runnerfiles.RUNNER_FILES`). From the digest a snapshot recorded:
+    ``symlink-outside`` (a symlink whose target is not otherwise seen: its content is in the
+    digest), ``unverifiable`` (a symlinked directory too large to read through: the stop cannot
+    verify) and ``special-file`` (a FIFO, socket or device, never opened).
+    """
     paths = [write.path] if write.old_path is None else [write.path, write.old_path]
-    return ("test-hook",) if any(matches_any(p, HOOK_FILES) for p in paths) else ()
+    found = ["test-hook"] if any(matches_any(p, RUNNER_FILES) for p in paths) else []
+    digest = write.new_digest or ""
+    for prefix, flag in _DIGEST_FLAGS:
+        if digest.startswith(prefix):
+            found.append(flag)
+    return tuple(found)
+
+
+_DIGEST_FLAGS = (
+    ("link:", "symlink-outside"),
+    ("unverifiable:", "unverifiable"),
+    ("special:", "special-file"),
+)
