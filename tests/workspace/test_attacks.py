@@ -176,6 +176,50 @@ def test_an_fsmonitor_program_is_never_run_and_hides_nothing(repo: Path, tmp_pat
     assert not marker.exists()
 
 
+def test_no_program_named_by_the_repository_config_is_run(repo: Path, tmp_path: Path) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+
+    def program(name: str) -> str:
+        script = tmp_path / f"{name}.sh"
+        script.write_text(f'#!/bin/sh\ntouch {markers / name}\ncat "$@" 2>/dev/null\n')
+        script.chmod(0o755)
+        return str(script)
+
+    settings = {
+        "core.fsmonitor": program("fsmonitor"),
+        "core.pager": program("pager"),
+        "core.sshCommand": program("ssh"),
+        "core.hooksPath": str(tmp_path),
+        "credential.helper": program("credential"),
+        "diff.external": program("external"),
+        "diff.x.textconv": program("textconv"),
+        "filter.x.clean": program("clean"),
+        "filter.x.smudge": program("smudge"),
+        "filter.x.process": program("process"),
+        "core.alternateRefsCommand": program("alternate"),
+    }
+    (tmp_path / "post-index-change").write_text(f"#!/bin/sh\ntouch {markers / 'hook'}\n")
+    (tmp_path / "post-index-change").chmod(0o755)
+    for key, value in settings.items():
+        git(repo, "config", key, value)
+    write(repo, ".gitattributes", "* diff=x filter=x\n")
+    git(repo, "-c", "filter.x.process=", "-c", "filter.x.clean=cat", "add", ".gitattributes")
+    git(repo, "-c", "filter.x.process=", "-c", "filter.x.clean=cat", "commit", "-qm", "attrs")
+    git(repo, "-c", "filter.x.process=", "-c", "filter.x.clean=cat", "status")
+    assert (markers / "fsmonitor").exists()  # the agent's git runs the agent's programs
+    for marker in markers.iterdir():
+        marker.unlink()
+    state = WorkspaceState(tmp_path / "state", repo, "s1")
+    state.baseline()  # HEAD's tree (ls-tree)
+    write(repo, "src/app.py", APP.replace("a + b", "a * b"))
+    writes = state.classified_since_verified()  # listing, walk, old text from git (cat-file)
+    assert [(c.write.path, c.kind) for c in writes] == [("src/app.py", "source")]
+    assert gitlisting.has_head(repo)
+    assert gitlisting.run(repo, "show", "HEAD:.gitattributes") is not None  # the pinned config
+    assert sorted(p.name for p in markers.iterdir()) == []
+
+
 def test_core_worktree_pointed_at_a_decoy_is_not_followed(repo: Path, tmp_path: Path) -> None:
     decoy = tmp_path / "decoy"
     shutil.copytree(repo, decoy, ignore=shutil.ignore_patterns(".git"))
