@@ -102,7 +102,7 @@ def environment() -> dict[str, str]:
 def git_dir(root: Path) -> Path | None:
     """The git directory of the work tree at ``root``: ``root/.git``, or where a gitfile points."""
     dot = root / ".git"
-    if dot.is_dir() and not dot.is_symlink():
+    if dot.is_dir():  # a symlinked one too: whatever it holds, git is only asked for a listing
         return dot
     try:
         text = dot.read_bytes()[:4096].decode("utf-8", "surrogateescape")
