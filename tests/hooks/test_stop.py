@@ -86,7 +86,9 @@ def test_a_comment_only_change_is_sent_back_when_the_task_needs_a_change(
     repo = make_repo(tmp_path, requires_write=True)
     start(repo, state)
     source = (repo / "zipcode.py").read_text()
-    (repo / "zipcode.py").write_text(source.replace('"""ZIP codes."""', '"""ZIP codes (fixed)."""'))
+    (repo / "zipcode.py").write_text(
+        source.replace('"""ZIP codes."""', '"""ZIP codes."""  # fixed')
+    )
     run = stop(repo, state)
     assert run.blocked
     assert "cosmetic" in run.answer["reason"].lower() or "comment" in run.answer["reason"].lower()

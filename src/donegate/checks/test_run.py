@@ -22,9 +22,8 @@ from donegate.checks import globs
 from donegate.checks._junit import TestReport, case_outcome, read_junit, read_summary
 from donegate.checks._process import RunResult, run_group
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
+from donegate.workspace.runnerfiles import RUNNER_FILES
 
-# Files that change how pytest collects or judges, whoever wrote them (cheating pattern 2).
-RUNNER_FILES = ("conftest.py", "sitecustomize.py", "usercustomize.py", "*.pth")
 _COUNT_KEYS = ("passed", "failed", "errors", "skipped")
 _FAILING = ("failed", "error")
 MAX_FAILING_NAMED = 20
