@@ -46,6 +46,8 @@ class Settings(NamedTuple):
     on_unverified: OnUnverified
     has_checks: bool
     notes: tuple[str, ...] = ()
+    protect: tuple[str, ...] = ()
+    interpreters: tuple[str, ...] = ()
 
     @property
     def ignore(self) -> tuple[str, ...]:
@@ -135,8 +137,32 @@ def read_settings(root: Path, pinned: Pinned, notes: tuple[str, ...] = ()) -> Se
         mode = _on_unverified(raw.get("policy"))
     except InvalidInput as exc:
         raise InvalidInput(f"{path}: {exc}", exc.path) from None
-    checks = bool(raw.get("checks"))
-    return Settings(root, pinned.text, table, _rules(table), mode, checks, notes)
+    checks = raw.get("checks")
+    runs = [c for c in checks if isinstance(c, dict)] if isinstance(checks, list) else []
+    return Settings(
+        root,
+        pinned.text,
+        table,
+        _rules(table),
+        mode,
+        bool(checks),
+        notes,
+        protect=tuple(g for c in runs for g in _strings(c.get("protect"))),
+        interpreters=tuple(i for c in runs if (i := _program(c.get("command")))),
+    )
+
+
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _program(command: object) -> str | None:
+    """The program a check's command runs (its interpreter, whose environment is watched)."""
+    if isinstance(command, list) and command and isinstance(command[0], str):
+        return command[0]
+    if isinstance(command, str) and command.split():
+        return command.split()[0]
+    return None
 
 
 def _toml(text: str) -> dict[str, Any]:

@@ -106,8 +106,15 @@ class Workspace:
         if pinned.text != current:
             notes.append(self._config_note(current))
         settings = read_settings(self.root, pinned, tuple(notes))
+        # Protected paths are seen even where ignore rules would hide them, and so is the
+        # environment of the interpreter the checks run with.
         self._state = WorkspaceState(
-            self.layout.state_dir, self.root, self.event.session_id, ignore=settings.ignore
+            self.layout.state_dir,
+            self.root,
+            self.event.session_id,
+            ignore=settings.ignore,
+            watch=settings.protect,
+            interpreters=settings.interpreters,
         )
         return settings
 
