@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/collect_overhead.py
 	$(BIN)/python benchmarks/workspace_snapshot.py
 	$(BIN)/python benchmarks/stop_hook.py
+	$(BIN)/python benchmarks/sealed_run.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

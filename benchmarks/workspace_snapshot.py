@@ -7,7 +7,8 @@ directory, takes a baseline, changes a few files (modify, add, delete, rename), 
 same run and as the median of R repeats:
   1. ``git status --porcelain`` (the reference: git with its own index cache),
   2. cold: ``Snapshot.take(root)`` with no previous snapshot (every file read) + ``diff``,
-  3. warm: ``Snapshot.take(root, previous=baseline)`` (unchanged files not read) + ``diff``,
+  3. warm: ``Snapshot.take(root, previous=baseline)`` (every file lstat-ed and compared with
+     donegate's own record, git's index cache not trusted; unchanged files not read) + ``diff``,
   4. the session path a hook runs: ``WorkspaceState.writes_since_verified()`` (load the cached
      snapshot and the baseline from the state directory, snapshot, diff, save).
 Prints milliseconds and each one's ratio to ``git status``. The OS page cache is warm in every
@@ -64,7 +65,8 @@ def change_a_few(root: Path) -> None:
     (root / "pkg003/mod_00300.py").unlink()
     (root / "pkg004/mod_00400.py").rename(root / "pkg004/renamed.py")
     (root / "build").mkdir()
-    (root / "build/ignored.py").write_text("ignored = True\n")
+    # Noise: ignored and not code (an ignored .py would be seen: it can change what runs).
+    (root / "build/ignored.log").write_text("ignored = True\n")
 
 
 def median_ms(run: Callable[[], object], repeat: int) -> float:

@@ -56,9 +56,9 @@ def real_claims() -> list[Any]:
 
 
 def hook_payloads(host: str) -> list[Any]:
-    folder = {"claude-code": "claude-code-2.1", "codex": "codex-0.60", "cursor": "cursor-1.7"}
-    name = folder.get(host, "gemini-cli-0.20")
-    return [json.loads(p.read_text()) for p in sorted((HOOK_FIXTURES / name).iterdir())]
+    """The newest fixture folder of ``host`` (``codex-0.144`` for ``codex``)."""
+    folders = [d for d in sorted(HOOK_FIXTURES.iterdir()) if d.name.startswith(host + "-")]
+    return [json.loads(p.read_text()) for p in sorted(folders[-1].iterdir())]
 
 
 # --- in process: many mutants, cheaply ------------------------------------------------------

@@ -153,3 +153,46 @@ def test_damaged_row_is_an_error(tmp_path: Path) -> None:
     db.close()
     with Ledger(tmp_path) as ledger, pytest.raises(InvalidInput, match="damaged"):
         ledger.get(receipt_id)
+
+
+def test_a_version_1_ledger_is_carried_forward_not_refused(tmp_path: Path) -> None:
+    import sqlite3
+
+    from donegate import ledger as ledger_module
+
+    path = tmp_path / ledger_module.FILE_NAME
+    db = sqlite3.connect(path)
+    old_schema = ledger_module._SCHEMA.split(";\nCREATE INDEX receipts_pending")[0]
+    db.executescript(old_schema + ";\nPRAGMA user_version = 1;")
+    db.execute(
+        "INSERT INTO receipts (session_id, host, workspace, created_at, verdict, decision, "
+        "reason, claim_json, decision_json) VALUES ('s', 'h', '/w', 't', 'verified', 'allow', "
+        "'pending', '{}', '{}')"
+    )
+    db.commit()
+    db.close()
+    with Ledger(tmp_path) as ledger:
+        assert [r.id for r in ledger.pending("/w")] == [1]
+        assert ledger.close_receipt(
+            1, verdict="unverified", decision="allow", reason="interrupted", claim={}
+        )
+        assert ledger.pending("/w") == []
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def test_text_that_is_not_utf8_is_recorded_faithfully(tmp_path: Path) -> None:
+    name = b"caf\xe9.py".decode("utf-8", "surrogateescape")
+    with Ledger(tmp_path) as ledger:
+        rid = ledger.record(
+            session_id="s\udc80",
+            host="claude-code",
+            workspace=f"/w/{name}",
+            verdict="none",
+            decision="allow",
+            reason="no_workspace_write",
+            claim={"mutations": [{"target": name}]},
+        )
+        receipt = ledger.get(rid)
+    assert receipt.claim["mutations"][0]["target"] == name
+    assert receipt.session_id == "s\\udc80"

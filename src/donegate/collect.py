@@ -16,9 +16,10 @@ verdict without it would be a verdict on less than the team asked for.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
@@ -29,18 +30,31 @@ from donegate.config import CheckSpec, Config
 from donegate.instant import Instant
 from donegate.verdict import VerifyOptions, verify_claim
 
+if TYPE_CHECKING:
+    from donegate.checks.sealed import Sealed
+
 VERIFIER_ID = f"donegate/{__version__}"
 
 
-def collect(claim: Claim, config: Config, *, now: Instant | None = None) -> Claim:
+def collect(
+    claim: Claim,
+    config: Config,
+    *,
+    now: Instant | None = None,
+    sealed: Sealed | None = None,
+    tainted: frozenset[str] = frozenset(),
+) -> Claim:
     """``claim`` with one evidence item per configured check appended, and its verdict computed.
 
     Evidence already in the claim is kept, but only donegate's own and that of verifiers the
     configuration trusts can count; an item that claims donegate's verifier id without having been
-    collected here is relabelled ``self_attested``.
+    collected here is relabelled ``self_attested``. With ``sealed`` (see
+    :func:`donegate.checks.sealed.seal`) the checks run on that copy of the workspace.
+    ``tainted`` names paths whose content an agent wrote and no person accepted (see
+    :class:`~donegate.checks.CheckContext`).
     """
     claim = _relabel_forged(claim)
-    collected = collect_evidence(claim, config)
+    collected = collect_evidence(claim, config, sealed=sealed, tainted=tainted)
     first = len(claim.evidence)
     with_evidence = claim.model_copy(update={"evidence": [*claim.evidence, *collected]})
     options = VerifyOptions(
@@ -53,25 +67,88 @@ def collect(claim: Claim, config: Config, *, now: Instant | None = None) -> Clai
     return verify_claim(with_evidence, options)
 
 
-def collect_evidence(claim: Claim, config: Config) -> list[Evidence]:
+def collect_evidence(
+    claim: Claim,
+    config: Config,
+    *,
+    sealed: Sealed | None = None,
+    tainted: frozenset[str] = frozenset(),
+) -> list[Evidence]:
     """Run every configured check concurrently; one evidence item each, in configuration order."""
     if not config.checks:
         return []
-    context = CheckContext(config.base_dir, tuple(claim.mutations), config.redactor)
+    context = CheckContext(
+        config.base_dir, tuple(claim.mutations), config.redactor, tainted=tainted
+    )
+    if sealed is not None:
+        context = _in_copy(context, sealed)
     with ThreadPoolExecutor(max_workers=len(config.checks)) as pool:
-        futures = [pool.submit(_observe, spec, claim, config, context) for spec in config.checks]
+        futures = [
+            pool.submit(_observe, spec, claim, config, context, sealed) for spec in config.checks
+        ]
         return [future.result() for future in futures]
 
 
-def _observe(spec: CheckSpec, claim: Claim, config: Config, context: CheckContext) -> Evidence:
+def _in_copy(context: CheckContext, sealed: Sealed) -> CheckContext:
+    workdir = sealed.workdir(context.base_dir)
+    if workdir is None:  # nothing to run on: _unsealed_why refuses every check
+        return context
+    return dataclasses.replace(context, workdir=workdir, pythonpath=sealed.pythonpath)
+
+
+def _unsealed_why(sealed: Sealed, context: CheckContext) -> str | None:
+    """Why no check may run on ``sealed``, if none may."""
+    if context.workdir is None:
+        return f"{context.base_dir} lies outside the sealed workspace {sealed.workspace}"
+    if not sealed.counts:
+        return "the checks would not run on the bytes donegate hashed: " + "; ".join(
+            sealed.findings
+        )
+    return None
+
+
+def _observe(
+    spec: CheckSpec, claim: Claim, config: Config, context: CheckContext, sealed: Sealed | None
+) -> Evidence:
     at = Instant.now()  # the observation begins now: rule 2 compares this with the mutations
     started = time.monotonic()
-    try:
-        observation = lookup(spec.settings.check_type).collect(spec.settings, context)
-    except Exception as exc:  # a crashed check is an absent one, never a pass
-        observation = Observation.absent(f"the check crashed: {type(exc).__name__}: {exc}")
+    why = _unsealed_why(sealed, context) if sealed is not None else None
+    if why is not None:
+        observation = Observation.absent(
+            why, sealed_findings=list(sealed.findings if sealed else [])
+        )
+    else:
+        observation = _collect(spec, context)
+    if sealed is not None:
+        observation = _unsealed(observation, sealed)
     elapsed = round(time.monotonic() - started, 3)
     return _evidence(spec, observation, at, elapsed, claim, config)
+
+
+def _collect(spec: CheckSpec, context: CheckContext) -> Observation:
+    try:
+        return lookup(spec.settings.check_type).collect(spec.settings, context)
+    except Exception as exc:  # a crashed check is an absent one, never a pass
+        return Observation.absent(f"the check crashed: {type(exc).__name__}: {exc}")
+
+
+def _unsealed(observation: Observation, sealed: Sealed) -> Observation:
+    """The observation with the copy's paths written as the workspace's (evidence names files
+    as the agent and the team know them)."""
+    detail = _mapped(observation.detail, sealed)
+    assert isinstance(detail, dict)
+    why = sealed.unsealed(observation.why_not) if observation.why_not is not None else None
+    return Observation(observation.observed, detail, why)
+
+
+def _mapped(value: JsonValue, sealed: Sealed) -> JsonValue:
+    if isinstance(value, str):
+        return sealed.unsealed(value)
+    if isinstance(value, list):
+        return [_mapped(v, sealed) for v in value]
+    if isinstance(value, dict):
+        return {k: _mapped(v, sealed) for k, v in value.items()}
+    return value
 
 
 def _evidence(

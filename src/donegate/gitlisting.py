@@ -4,6 +4,19 @@ A stop hook spends most of its time importing donegate; git listing a large tree
 part of the rest. :func:`start` launches the listing as soon as the hook knows which tree it is
 about, and the snapshot :func:`collect` s it later; started or not, the result is the same.
 Deliberately light: nothing here may import the rest of donegate.
+
+git is run hardened, because the agent owns the repository (``.git/config``, the index, the
+excludes, the environment it leaves behind) and donegate must neither run the agent's programs
+nor look where the agent points it:
+
+- the environment loses every ``GIT_*`` variable (``GIT_DIR``, ``GIT_WORK_TREE``,
+  ``GIT_INDEX_FILE``, ``GIT_CONFIG_PARAMETERS``...); system and global config are not read;
+- ``--git-dir`` and ``--work-tree`` are computed here from the ``.git`` entry of the root, so
+  ``core.worktree`` cannot point git at a decoy;
+- every setting that names a program or caches what git saw is overridden on the command line
+  (``core.fsmonitor``, ``core.untrackedCache``, ``core.hooksPath``, ``core.attributesFile``,
+  ``core.excludesFile``); replace refs are ignored; no command used here runs filters,
+  textconv, a pager or a credential helper.
 """
 
 from __future__ import annotations
@@ -15,13 +28,60 @@ from functools import lru_cache
 from pathlib import Path
 
 TIMEOUT_S = 60.0
-# git must not prompt, page or take optional locks while we list files.
-ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-# The index with its flags, the untracked files, and the tracked files git sees changed.
+# git must not prompt, page or take optional locks while we list files; nothing outside the
+# repository (system or global config) may add settings.
+ENV = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "LC_ALL": "C",
+}
+# Each of these, left to the repository's config, runs a program or hides a change.
+HARDENING: tuple[str, ...] = (
+    "--no-pager",
+    "--no-replace-objects",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.untrackedCache=false",
+    "-c",
+    f"core.hooksPath={os.devnull}",
+    "-c",
+    f"core.attributesFile={os.devnull}",
+    "-c",
+    f"core.excludesFile={os.devnull}",
+    "-c",
+    "core.splitIndex=false",
+    "-c",
+    "safe.directory=*",
+)
+# Untracked directories never worth listing (their own content is judged elsewhere, e.g. the
+# interpreter environment): git does not even walk them. Tracked files under them still count.
+UNTRACKED_NOISE: tuple[str, ...] = (
+    ".git/",
+    ".hg/",
+    ".svn/",
+    ".venv/",
+    "venv/",
+    ".tox/",
+    ".nox/",
+    "node_modules/",
+    ".pytest_cache/",
+    ".mypy_cache/",
+    ".ruff_cache/",
+    ".hypothesis/",
+    "htmlcov/",
+    ".donegate/",
+)
+_EXCLUDES = tuple(f"--exclude={p}" for p in UNTRACKED_NOISE)
+# The index, and the untracked files that the tree's own .gitignore files do not ignore (an
+# untracked file the snapshot's walk finds but git does not list here is reported as noise
+# unless it can change what a check runs). .git/info/exclude and core.excludesFile are not read
+# at all: they are invisible files the agent owns.
 LISTING: tuple[tuple[str, ...], ...] = (
-    ("ls-files", "-z", "--stage", "-v"),
-    ("ls-files", "-z", "--others", "--exclude-standard"),
-    ("diff-files", "-z", "--name-only", "--relative", "--", "."),
+    ("ls-files", "-z", "--stage"),
+    ("ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", *_EXCLUDES),
 )
 
 _started: dict[Path, tuple[int, list[subprocess.Popen[bytes]]]] = {}
@@ -33,15 +93,51 @@ def resolved(path: str | Path) -> Path:
     return Path(path).resolve()
 
 
+def environment() -> dict[str, str]:
+    """The process environment for git: no ``GIT_*`` variable of the caller's, plus :data:`ENV`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return {**env, **ENV}
+
+
+def git_dir(root: Path) -> Path | None:
+    """The git directory of the work tree at ``root``: ``root/.git``, or where a gitfile points."""
+    dot = root / ".git"
+    if dot.is_dir():  # a symlinked one too: whatever it holds, git is only asked for a listing
+        return dot
+    try:
+        text = dot.read_bytes()[:4096].decode("utf-8", "surrogateescape")
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text.removeprefix("gitdir:").strip())
+    target = target if target.is_absolute() else root / target
+    return target if target.is_dir() else None
+
+
+def argv(root: Path, *args: str) -> list[str] | None:
+    """The hardened command line of ``git args`` run in ``root`` (its work tree's top or below)."""
+    top = toplevel(root)
+    directory = git_dir(top) if top is not None else None
+    if directory is None:
+        return None
+    where = (f"--git-dir={directory}", f"--work-tree={top}")
+    return ["git", *where, *HARDENING, *args]
+
+
 def run(root: Path, *args: str) -> bytes | None:
     """``git args`` in ``root``; its stdout, or ``None`` when git fails, is missing or hangs."""
+    command = argv(root, *args)
+    if command is None:
+        return None
     try:
         done = subprocess.run(
-            ["git", *args],
+            command,
             cwd=root,
             capture_output=True,
+            stdin=subprocess.DEVNULL,
             timeout=TIMEOUT_S,
-            env={**os.environ, **ENV},
+            env=environment(),
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
@@ -56,20 +152,30 @@ def has_head(root: Path) -> bool:
 
 @lru_cache(maxsize=8)
 def toplevel(cwd: Path) -> Path | None:
-    """The top level of the git work tree holding ``cwd``, or None outside git."""
-    out = run(cwd, "rev-parse", "--show-toplevel")
-    top = os.fsdecode(out).strip() if out is not None else ""
-    return Path(top) if top else None
+    """The nearest directory at or above ``cwd`` holding a ``.git`` entry, or None.
+
+    Found by looking, not by asking git: ``git rev-parse --show-toplevel`` answers with
+    ``core.worktree`` or ``GIT_WORK_TREE``, which the agent can set.
+    """
+    here = resolved(cwd)
+    for candidate in (here, *here.parents):
+        if os.path.lexists(candidate / ".git") and git_dir(candidate) is not None:
+            return candidate
+    return None
 
 
 def spawn(root: Path, args: tuple[str, ...]) -> subprocess.Popen[bytes]:
     """``git args`` in ``root``, output piped, errors discarded, never interactive."""
+    command = argv(root, *args)
+    if command is None:
+        raise OSError(f"no git directory at {root}")
     return subprocess.Popen(
-        ["git", *args],
+        command,
         cwd=root,
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, **ENV},
+        env=environment(),
     )
 
 

@@ -24,7 +24,8 @@ from donegate.errors import InvalidInput
 from donegate.sqlitefile import cause, migrate, rollback
 
 FILE_NAME = "receipts.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+PENDING = "pending"
 DEFAULT_BUSY_TIMEOUT_S = 10.0
 
 Decision = Literal["allow", "veto"]
@@ -44,8 +45,13 @@ CREATE TABLE receipts (
     claim_json TEXT NOT NULL,
     decision_json TEXT NOT NULL
 );
-CREATE INDEX receipts_by_session ON receipts (session_id, id)
+CREATE INDEX receipts_by_session ON receipts (session_id, id);
+CREATE INDEX receipts_pending ON receipts (workspace, id) WHERE reason = 'pending'
 """
+# Version 2 finds the receipts a killed hook left open without reading the whole ledger.
+_UPGRADES = {
+    1: "CREATE INDEX receipts_pending ON receipts (workspace, id) WHERE reason = 'pending'"
+}
 _COLUMNS = (
     "id, session_id, host, workspace, created_at, verdict, decision, reason, "
     "claim_json, decision_json"
@@ -110,13 +116,13 @@ class Ledger:
     ) -> int:
         """Store one receipt and return its id. ``claim`` is the claim document as JSON data."""
         row = (
-            session_id,
-            host,
-            str(workspace),
+            _storable(session_id),
+            _storable(host),
+            _storable(str(workspace)),
             _rfc3339(created_at or datetime.now(UTC)),
             _one_of("verdict", verdict, _VERDICTS),
             _one_of("decision", decision, _DECISIONS),
-            reason,
+            None if reason is None else _storable(reason),
             _dumps("claim", claim),
             _dumps("decision_doc", decision_doc or {}),
         )
@@ -129,9 +135,45 @@ class Ledger:
             assert cursor.lastrowid is not None
             return cursor.lastrowid
 
+    def close_receipt(
+        self,
+        receipt_id: int,
+        *,
+        verdict: str,
+        decision: Decision,
+        reason: str | None,
+        claim: Mapping[str, Any],
+        decision_doc: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Close a receipt opened as pending with what the stop decided; False: no such receipt."""
+        row = (
+            _one_of("verdict", verdict, _VERDICTS),
+            _one_of("decision", decision, _DECISIONS),
+            reason,
+            _dumps("claim", claim),
+            _dumps("decision_doc", decision_doc or {}),
+            receipt_id,
+        )
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE receipts SET verdict = ?, decision = ?, reason = ?, claim_json = ?, "
+                "decision_json = ? WHERE id = ?",
+                row,
+            )
+            return cursor.rowcount == 1
+
+    def pending(self, workspace: str | Path) -> list[Receipt]:
+        """The receipts of ``workspace`` still open (their stop has not finished), oldest first."""
+        sql = f"SELECT {_COLUMNS} FROM receipts WHERE reason = ? AND workspace = ? ORDER BY id"
+        with self._guard():
+            rows = self._connect().execute(sql, (PENDING, _storable(str(workspace)))).fetchall()
+        return [self._receipt(row) for row in rows]
+
     def recent(self, limit: int = 20, session: str | None = None) -> list[Receipt]:
         """The newest receipts first, at most ``limit``, of one session if given."""
-        where, args = ("WHERE session_id = ?", [session]) if session is not None else ("", [])
+        where, args = ("", [])
+        if session is not None:
+            where, args = "WHERE session_id = ?", [_storable(session)]
         sql = f"SELECT {_COLUMNS} FROM receipts {where} ORDER BY id DESC LIMIT ?"
         with self._guard():
             rows = self._connect().execute(sql, (*args, max(limit, 0))).fetchall()
@@ -192,7 +234,7 @@ class Ledger:
             try:
                 db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
                 db.execute("PRAGMA journal_mode = WAL")
-                migrate(db, self.path, _SCHEMA, SCHEMA_VERSION, _not_ours)
+                migrate(db, self.path, _SCHEMA, SCHEMA_VERSION, _not_ours, _UPGRADES)
             except BaseException:
                 db.close()
                 raise
@@ -225,11 +267,27 @@ def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
+def _storable(text: str) -> str:
+    """``text`` as SQLite can store it: a lone surrogate (a file name that is not UTF-8, a
+    payload's ``\\udc80``) is written as its escape instead of failing the whole receipt."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def _dumps(name: str, value: Mapping[str, Any]) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidInput(f"{name} is not JSON data: {exc}") from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # JSON's own escapes carry a lone surrogate faithfully: it reads back as the same text.
+        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text
 
 
 def _loads(path: Path, receipt_id: int, text: str) -> dict[str, Any]:

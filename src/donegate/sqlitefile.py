@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 
@@ -18,9 +18,12 @@ def migrate(
     schema: str,
     version: int,
     refuse: Callable[[str], Exception],
+    upgrades: Mapping[int, str] | None = None,
 ) -> None:
     """Create ``schema`` (as ``user_version = version``) in a new file; refuse another's file.
 
+    ``upgrades`` maps an older version to the statements that bring it to the next one, so a file
+    written by an earlier donegate is carried forward in one transaction rather than refused.
     ``refuse`` builds the error raised for a file with another schema; the caller's own type.
     """
     if _version(db) == version:
@@ -29,9 +32,11 @@ def migrate(
     try:
         found = _version(db)  # again: another process may have created it meanwhile
         if found == 0 and _is_empty(db):
-            # One statement at a time: executescript() would commit our transaction first.
-            for statement in filter(str.strip, schema.split(";")):
-                db.execute(statement)
+            _run(db, schema)
+            db.execute(f"PRAGMA user_version = {version}")
+        elif 0 < found < version and all(v in (upgrades or {}) for v in range(found, version)):
+            for step in range(found, version):
+                _run(db, (upgrades or {})[step])
             db.execute(f"PRAGMA user_version = {version}")
         elif found != version:
             raise refuse(f"{path}: schema version {found}, expected {version}")
@@ -75,6 +80,12 @@ def cause(exc: sqlite3.Error) -> str:
     if name and known:
         return f"{known} ({exc}; {name})"
     return f"{exc} ({name})" if name else str(exc)
+
+
+def _run(db: sqlite3.Connection, script: str) -> None:
+    # One statement at a time: executescript() would commit our transaction first.
+    for statement in filter(str.strip, script.split(";")):
+        db.execute(statement)
 
 
 def _version(db: sqlite3.Connection) -> int:

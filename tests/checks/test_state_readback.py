@@ -163,7 +163,7 @@ def test_python_callable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert state(check("account", 9)) == "refuted"
     assert detail(only(check("account", 1)))["records"] == 2
     assert "RuntimeError: no db" in str(detail(only(check("broken", 1)))["why_not_counted"])
-    assert "did not return within" in str(
+    assert "did not finish within its deadline of 0.2 s" in str(
         detail(only(check("slow", 1, "timeout_s = 0.2")))["why_not_counted"]
     )
     sys.modules.pop(module, None)

@@ -25,6 +25,9 @@ def test_init_installs_hooks_and_a_starter_config_once(tmp_path: Path) -> None:
     assert "pytest" in starter
     config = load_config(tmp_path / "donegate.toml")
     assert [spec.settings.check_type for spec in config.checks] == ["test_run"]
+    protect = config.checks[0].settings.protect  # type: ignore[attr-defined]
+    assert {"tests/**", "conftest.py", "pytest.ini", "pyproject.toml"} <= set(protect)
+    assert "must_pass" in starter
     second = init(tmp_path, "claude-code")
     assert second.returncode == 0
     assert "kept the existing donegate.toml" in second.stderr

@@ -160,3 +160,30 @@ def test_state_lives_in_the_state_dir_from_the_environment(
     gate.decide("s", SOFT)
     assert gate.store.path == tmp_path / "env-state" / "gate.sqlite3"
     assert gate.store.path.is_file()
+
+
+def test_blocks_in_a_row_of_any_class_convert_below_the_hosts_cap(make_gate: MakeGate) -> None:
+    # Soft and strict budgets are separate: 2 + 2 could block four stops in a row.
+    gate = make_gate(max_vetoes=2, max_strict_vetoes=2, max_blocks_in_a_row=3)
+    decisions = [gate.decide("s", facts) for facts in (SOFT, SOFT, STRICT, STRICT)]
+    assert [d.confirm for d in decisions] == [False, False, True, False]
+    let_go = decisions[2]
+    assert (let_go.reason, let_go.converted_from) == (
+        "blocks_in_a_row_cap_reached",
+        "verification_after_write_red",
+    )
+    assert let_go.outcome == "not_verified"
+    # The allow ends both runs: the gate's own counters agree with what the host was told.
+    assert decisions[3].counts.blocks_in_a_row == 1
+    assert decisions[3].counts.strict_since_allow == 1
+    events = gate.store.events("s")
+    assert [e["confirm"] for e in events] == [False, False, True, False]
+
+
+def test_the_failure_streak_is_the_gates_history(make_gate: MakeGate) -> None:
+    gate = make_gate(max_strict_vetoes=0)
+    gate.decide("s", STRICT, failing_count=3)
+    gate.decide("s", STRICT, failing_count=2)
+    assert tuple(gate.history("s"))[:2] == (2, 2)
+    gate.decide("s", GREEN)
+    assert gate.history("s").failed_in_a_row == 0

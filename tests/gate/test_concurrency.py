@@ -77,3 +77,26 @@ def test_twenty_concurrent_strict_vetoes_meet_the_cap_exactly(tmp_path: Path) ->
     counts = json.loads(read(tmp_path, "counts"))
     assert (counts["strict"], counts["strict_since_allow"]) == (17, 2)
     assert counts["by_reason"]["verification_after_write_red"] == 17
+
+
+def test_a_version_1_gate_file_is_carried_forward(tmp_path: Path) -> None:
+    import sqlite3
+
+    from donegate.gate import store
+
+    path = tmp_path / store.FILE_NAME
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE gate_sessions (session_id TEXT PRIMARY KEY, by_reason TEXT NOT NULL, "
+        "soft INTEGER NOT NULL, strict INTEGER NOT NULL, strict_since_allow INTEGER NOT NULL, "
+        "outcome TEXT); CREATE TABLE gate_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "session_id TEXT NOT NULL, event TEXT NOT NULL); "
+        "INSERT INTO gate_sessions VALUES ('s', '{}', 1, 2, 2, NULL); PRAGMA user_version = 1;"
+    )
+    db.commit()
+    db.close()
+    kept = store.GateStore(path)
+    counts = kept.counts("s")
+    assert (counts.soft, counts.strict, counts.blocks_in_a_row) == (1, 2, 0)
+    assert kept.history("s") == store.SessionHistory()
+    kept.close()

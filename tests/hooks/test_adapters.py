@@ -10,7 +10,7 @@ import pytest
 
 from donegate.errors import InvalidInput
 from donegate.hooks import adapter, claude_code, codex, cursor, gemini_cli
-from donegate.hooks.event import HookAnswer
+from donegate.session.event import HookAnswer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -104,13 +104,13 @@ def test_a_block_needs_a_reason() -> None:
 
 
 def test_codex_apply_patch_names_every_file() -> None:
-    event = codex.parse(payload("codex-0.60/PostToolUse-apply_patch.json"))
+    event = codex.parse(payload("codex-0.144/PostToolUse-apply_patch.json"))
     assert event.tool_use is not None
     assert event.tool_use.paths == ("src/billing/zip.py", "tests/test_zip_plus4.py")
 
 
 def test_codex_stop_output_has_only_schema_keys() -> None:
-    event = codex.parse(payload("codex-0.60/Stop.json"))
+    event = codex.parse(payload("codex-0.144/Stop.json"))
     out = json.loads(codex.render(HookAnswer.block("fix the test", notice="blocked"), event).stdout)
     assert set(out) <= codex.STOP_OUTPUT_KEYS
     assert out["decision"] == "block"
@@ -118,7 +118,7 @@ def test_codex_stop_output_has_only_schema_keys() -> None:
 
 
 def test_codex_continuing_and_null_message() -> None:
-    event = codex.parse(payload("codex-0.60/Stop-continuing.json"))
+    event = codex.parse(payload("codex-0.144/Stop-continuing.json"))
     assert event.continuing
     assert event.last_message is None
 
@@ -186,3 +186,25 @@ def test_cursor_answers_are_always_json() -> None:
     assert cursor.render(HookAnswer.allow("not verified"), stop).stdout == "{}"
     with pytest.raises(InvalidInput, match="conversation_id"):
         cursor.parse({"hook_event_name": "stop"})
+
+
+def test_vscode_reading_claude_settings_is_told_apart_and_answered_in_its_terms() -> None:
+    # Fixtures from microsoft/vscode-copilot-chat's toolCallingLoop/chatHookService: no
+    # permission_mode, no last_assistant_message, a timestamp.
+    event = claude_code.parse(payload("vscode-copilot-chat-0.31/Stop.json"))
+    assert (event.host, event.kind) == ("vscode", "stop")
+    out = json.loads(claude_code.render(HookAnswer.block("run the tests"), event).stdout)
+    assert out["hookSpecificOutput"] == {
+        "hookEventName": "Stop",
+        "decision": "block",
+        "reason": "run the tests",
+    }
+    assert "decision" not in out  # top-level keys are ignored by VS Code for Stop
+    sub = claude_code.parse(payload("vscode-copilot-chat-0.31/SubagentStop.json"))
+    assert sub.subagent == "runSubagent-3"
+    # Claude Code's own Stop stays Claude Code's.
+    claude = claude_code.parse(payload("claude-code-2.1/Stop.json"))
+    assert claude.host == "claude-code"
+    assert json.loads(claude_code.render(HookAnswer.block("x"), claude).stdout)["decision"] == (
+        "block"
+    )

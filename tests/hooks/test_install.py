@@ -44,7 +44,7 @@ def test_install_keeps_the_users_settings_and_hooks(tmp_path: Path) -> None:
     seed(tmp_path)
     install(tmp_path, "claude-code", CMD)
     data = settings(tmp_path)
-    assert data["permissions"] == USER_SETTINGS["permissions"]
+    assert data["permissions"]["allow"] == USER_SETTINGS["permissions"]["allow"]
     assert data["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
     assert data["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
     assert len(data["hooks"]["Stop"]) == 2
@@ -133,8 +133,64 @@ def test_cursor_entries_are_flat_and_only_ours_are_removed(tmp_path: Path) -> No
     once = settings(tmp_path, "cursor")
     install(tmp_path, "cursor", "donegate hook cursor")
     assert settings(tmp_path, "cursor") == once
-    assert once["hooks"]["stop"] == [{"command": "donegate hook cursor", "loop_limit": 10}]
+    assert once["hooks"]["stop"] == [
+        {"command": "donegate hook cursor", "timeout": 1800, "loop_limit": 10}
+    ]
+    ours = [e for es in once["hooks"].values() for e in es if is_ours(e["command"], "cursor")]
+    assert len(ours) == len(HOSTS["cursor"].events)
+    assert all("timeout" in e for e in ours)
     assert once["hooks"]["afterFileEdit"][0] == {"command": "./format.sh"}
     assert set(installed(tmp_path, "cursor")) == set(HOSTS["cursor"].events)
     uninstall(tmp_path, "cursor")
     assert settings(tmp_path, "cursor") == mine
+
+
+def test_claude_code_denies_the_agent_donegate_accept_and_uninstall_takes_only_that(
+    tmp_path: Path,
+) -> None:
+    seed(tmp_path)
+    install(tmp_path, "claude-code", CMD)
+    install(tmp_path, "claude-code", CMD)
+    deny = settings(tmp_path)["permissions"]["deny"]
+    assert deny == list(HOSTS["claude-code"].deny)  # once, however often init runs
+    uninstall(tmp_path, "claude-code")
+    assert settings(tmp_path)["permissions"] == USER_SETTINGS["permissions"]
+
+
+def test_gemini_cli_is_never_trapped_by_a_missing_donegate(tmp_path: Path) -> None:
+    import subprocess
+
+    missing = str(tmp_path / "gone" / "donegate") + " hook gemini-cli"
+    install(tmp_path, "gemini-cli", missing)
+    command = settings(tmp_path, "gemini-cli")["hooks"]["AfterAgent"][0]["hooks"][0]["command"]
+    # Gemini CLI runs the command in a shell; any status but 0 or 1 with text is a deny.
+    bare = subprocess.run(
+        ["sh", "-c", missing], input="{}", capture_output=True, text=True, check=False
+    )
+    assert bare.returncode == 127  # unguarded, this would trap the agent
+    assert bare.stderr
+    guarded = subprocess.run(
+        ["sh", "-c", command], input="{}", capture_output=True, text=True, check=False
+    )
+    assert guarded.returncode == 0
+    assert is_ours(command, "gemini-cli")
+    install(tmp_path, "gemini-cli", missing)  # idempotent with the guard too
+    assert len(settings(tmp_path, "gemini-cli")["hooks"]["AfterAgent"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("prefix", "expected"),
+    [
+        ("/home/u/.cache/uv/archive-v0/Xk2/", "uvx --from donegate=="),
+        ("/home/u/.local/pipx/.cache/8f1e/", "pipx run --spec donegate=="),
+        ("/home/u/.local/share/uv/tools/donegate", None),
+        ("/home/u/project/.venv", None),
+    ],
+)
+def test_a_zero_install_run_installs_a_command_that_outlives_its_cache(
+    prefix: str, expected: str | None
+) -> None:
+    from donegate.hooks.install import ephemeral_runner
+
+    found = ephemeral_runner(prefix)
+    assert (found is None) if expected is None else (found or "").startswith(expected)

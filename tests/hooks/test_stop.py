@@ -12,6 +12,8 @@ import pytest
 
 from donegate.demo import project
 from donegate.demo.project import FIXED, HookRun, payload, run_hook
+from donegate.gate import Gate
+from donegate.gate.store import GateStore
 from donegate.ledger import Ledger
 
 SESSION = "sess-1"
@@ -84,7 +86,9 @@ def test_a_comment_only_change_is_sent_back_when_the_task_needs_a_change(
     repo = make_repo(tmp_path, requires_write=True)
     start(repo, state)
     source = (repo / "zipcode.py").read_text()
-    (repo / "zipcode.py").write_text(source.replace('"""ZIP codes."""', '"""ZIP codes (fixed)."""'))
+    (repo / "zipcode.py").write_text(
+        source.replace('"""ZIP codes."""', '"""ZIP codes."""  # fixed')
+    )
     run = stop(repo, state)
     assert run.blocked
     assert "cosmetic" in run.answer["reason"].lower() or "comment" in run.answer["reason"].lower()
@@ -301,9 +305,16 @@ def test_soft_and_strict_blocks_together_stop_below_the_hosts_loop_cap(
     second = stop(repo, state, stop_hook_active=True)  # red: a strict veto
     third = stop(repo, state, stop_hook_active=True)
     assert [first.blocked, second.blocked, third.blocked] == [True, True, False]
-    assert "2 times in a row" in third.answer["systemMessage"]
+    assert "too many times in a row" in third.answer["systemMessage"]
     assert "NOT verified" in third.answer["systemMessage"]
-    assert [r.reason for r in receipts(state)][-1] == "max_blocks_in_a_row"
+    assert [r.reason for r in receipts(state)][-1] == "blocks_in_a_row_cap_reached"
+    # One history: the gate's own record agrees with the receipt, and its caps start over.
+    events = Gate(store=GateStore(state / "gate.sqlite3")).store.events(SESSION)
+    assert [(e["confirm"], e["reason"]) for e in events][-1] == (
+        True,
+        "blocks_in_a_row_cap_reached",
+    )
+    assert GateStore(state / "gate.sqlite3").counts(SESSION).strict_since_allow == 0
 
 
 def test_an_agent_cannot_loosen_the_configuration_mid_session(tmp_path: Path, state: Path) -> None:

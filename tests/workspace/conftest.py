@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import py_compile
 import subprocess
 from pathlib import Path
 
@@ -32,6 +34,15 @@ def write(root: Path, path: str, text: str) -> Path:
     full.parent.mkdir(parents=True, exist_ok=True)
     full.write_text(text)
     return full
+
+
+def compiled(root: Path, source: str, name: str | None = None) -> Path:
+    """Real bytecode of ``root/source`` in its ``__pycache__`` (as Python or pytest writes it)."""
+    src = root / source
+    cache = Path(importlib.util.cache_from_source(str(src)))
+    target = cache if name is None else cache.with_name(name)
+    py_compile.compile(str(src), cfile=str(target), doraise=True)
+    return target
 
 
 APP = '''"""The app."""

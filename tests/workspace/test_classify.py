@@ -31,16 +31,34 @@ def _kind(path: str, old: str | None, new: str | None) -> WriteKind:
     "new",
     [
         APP.replace("return a + b", "return a + b  # the sum"),
-        APP.replace('"""Add two numbers."""', '"""Return the sum of two numbers."""'),
-        APP.replace('"""The app."""', '"""The app, documented better.\n\nMore text.\n"""'),
         APP.replace("add(a, b)", "add(a,b)").replace("\n\n\n", "\n\n\n\n"),
-        APP.replace('    """Add two numbers."""\n', ""),
         "# A header comment.\n" + APP,
     ],
-    ids=["comment", "docstring", "module-docstring", "whitespace", "docstring-removed", "header"],
+    ids=["comment", "whitespace", "header"],
 )
 def test_python_cosmetic_edits(new: str) -> None:
     assert _kind("src/app.py", APP, new) == "cosmetic"
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        APP.replace('"""Add two numbers."""', '"""Return the sum of two numbers."""'),
+        APP.replace('"""The app."""', '"""The app, documented better.\n\nMore text.\n"""'),
+        APP.replace('    """Add two numbers."""\n', ""),
+    ],
+    ids=["docstring", "module-docstring", "docstring-removed"],
+)
+def test_a_docstring_edit_is_code(new: str) -> None:
+    # The attack: code that reads __doc__ changes behaviour with a "cosmetic" edit.
+    namespace: dict[str, object] = {}
+    exec(compile(new, "app.py", "exec"), namespace)
+    before: dict[str, object] = {}
+    exec(compile(APP, "app.py", "exec"), before)
+    add_doc = getattr(namespace["add"], "__doc__", None)
+    module_doc = namespace.get("__doc__")
+    assert (add_doc, module_doc) != (getattr(before["add"], "__doc__", None), before["__doc__"])
+    assert _kind("src/app.py", APP, new) == "source"
 
 
 @pytest.mark.parametrize(

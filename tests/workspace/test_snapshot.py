@@ -10,18 +10,18 @@ import pytest
 from donegate.workspace import Snapshot, diff
 from donegate.workspace import snapshot as snapshot_module
 from donegate.workspace.snapshot import blob_id
-from tests.workspace.conftest import git, write
+from tests.workspace.conftest import compiled, git, write
 
 
 def test_git_tree_lists_tracked_and_untracked_but_not_ignored(repo: Path) -> None:
     write(repo, "src/new.py", "x = 1\n")
-    write(repo, "build/out.py", "generated\n")
+    write(repo, "build/out.txt", "generated\n")
     write(repo, "run.log", "noise\n")
     snap = Snapshot.take(repo)
     assert snap.origin == "git"
     assert "src/new.py" in snap.entries
     assert "src/app.py" in snap.entries
-    assert "build/out.py" not in snap.entries
+    assert "build/out.txt" not in snap.entries
     assert "run.log" not in snap.entries
 
 
@@ -33,10 +33,9 @@ def test_digests_are_git_blob_ids(repo: Path) -> None:
 
 
 def test_check_byproducts_are_not_listed_even_when_not_gitignored(repo: Path) -> None:
-    write(repo, "src/__pycache__/app.cpython-311.pyc", "bytecode")
+    compiled(repo, "src/app.py")
     write(repo, ".pytest_cache/v/cache/lastfailed", "{}")
     write(repo, "junit-report.xml", "<testsuite/>")
-    write(repo, "src/stale.pyc", "bytecode")
     paths = set(Snapshot.take(repo).entries)
     assert not any("__pycache__" in p or ".pytest_cache" in p or p.endswith(".pyc") for p in paths)
     assert "junit-report.xml" not in paths

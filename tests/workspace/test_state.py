@@ -9,7 +9,7 @@ import pytest
 
 from donegate.errors import InvalidInput
 from donegate.workspace import WorkspaceState, workspace_id
-from tests.workspace.conftest import APP, git, write
+from tests.workspace.conftest import APP, compiled, git, write
 
 
 def _kinds(state: WorkspaceState) -> list[tuple[str, str]]:
@@ -81,8 +81,8 @@ def test_cosmetic_edit_of_an_untracked_file_uses_the_blob_store(
 def test_check_byproducts_do_not_reopen_verification(repo: Path, state_dir: Path) -> None:
     state = WorkspaceState(state_dir, repo, "s1")
     state.mark_verified(state.snapshot())
-    write(repo, "src/__pycache__/app.cpython-311.pyc", "bytecode")
-    write(repo, "tests/__pycache__/test_app.cpython-311-pytest-8.pyc", "bytecode")
+    compiled(repo, "src/app.py")
+    compiled(repo, "tests/test_app.py", "test_app.cpython-311-pytest-8.2.0.pyc")
     write(repo, ".pytest_cache/v/cache/nodeids", "[]")
     write(repo, ".coverage", "data")
     assert state.writes_since_verified() == []

@@ -2,19 +2,32 @@
 
 A deploy takes a moment, so the collector polls with backoff until the expectation holds or
 ``wait_s`` runs out, and records the last response it saw and how many attempts it took. No
-response at all is no observation (``absent``), never a pass. TLS is verified, every request has a
-timeout, and redirects are followed only when the configuration says so.
+response at all is no observation (``absent``), never a pass. TLS is verified, and redirects are
+followed only when the configuration says so.
+
+The whole check (connects, headers, bodies, polling) ends by one deadline, ``timeout_s`` after it
+starts (``wait_s`` when that is longer), however slowly the server answers; a body is read only up
+to ``max_body_bytes``.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, JsonValue, model_validator
 
+from donegate.checks._deadline import Deadline, DeadlineExceeded, call_by
+from donegate.checks._http import (
+    DEFAULT_MAX_BODY_BYTES,
+    MAX_BODY_BYTES_LIMIT,
+    Fetched,
+    SocketWatch,
+    fetch,
+)
 from donegate.checks._jsonpath import MISSING, at_path
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
 from donegate.expectation import compare
@@ -26,6 +39,7 @@ _KEYS = ("status", "body_contains", "json", "headers")
 FIRST_DELAY_S = 0.25
 MAX_DELAY_S = 2.0
 BODY_TAIL_CHARS = 500
+WATCH_GRACE_S = 1.0
 
 
 class EndpointHealthSettings(CheckSettings):
@@ -38,6 +52,7 @@ class EndpointHealthSettings(CheckSettings):
     wait_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
     follow_redirects: bool = False
     ca_file: str | None = None
+    max_body_bytes: Annotated[int, Field(gt=0, le=MAX_BODY_BYTES_LIMIT)] = DEFAULT_MAX_BODY_BYTES
 
     @model_validator(mode="after")
     def _expectation_shape(self) -> EndpointHealthSettings:
@@ -93,34 +108,54 @@ class EndpointHealth:
 
     def collect(self, settings: EndpointHealthSettings, context: CheckContext) -> Observation:
         """Poll until the expectation holds or ``wait_s`` runs out; report the last response."""
-        import httpx
-
-        verify: str | bool = str(context.base_dir / settings.ca_file) if settings.ca_file else True
-        with httpx.Client(
-            timeout=httpx.Timeout(settings.timeout_s),
-            verify=verify,
-            follow_redirects=settings.follow_redirects,
-        ) as client:
-            return _poll(client, settings, context)
+        deadline = Deadline(max(settings.timeout_s, settings.wait_s))
+        try:
+            # The watch covers what the sockets' deadline cannot (a name lookup that hangs).
+            return call_by(
+                deadline, lambda: _run(settings, context, deadline), "the check", WATCH_GRACE_S
+            )
+        except DeadlineExceeded as exc:
+            return Observation.absent(context.redactor.text(f"deadline: {exc}; no response"))
 
 
 ENDPOINT_HEALTH = EndpointHealth()
 
 
-def _poll(
-    client: httpx.Client, settings: EndpointHealthSettings, context: CheckContext
+def _run(
+    settings: EndpointHealthSettings, context: CheckContext, deadline: Deadline
 ) -> Observation:
-    deadline = time.monotonic() + settings.wait_s
+    import httpx
+
+    verify: str | bool = str(context.base_dir / settings.ca_file) if settings.ca_file else True
+    # No kept-alive connections: each attempt opens its own socket, which the watch can see.
+    with (
+        SocketWatch(deadline) as watch,
+        httpx.Client(
+            verify=verify,
+            follow_redirects=settings.follow_redirects,
+            limits=httpx.Limits(max_keepalive_connections=0),
+        ) as client,
+    ):
+        return _poll(lambda: _attempt(client, settings, watch), settings, deadline, context)
+
+
+def _poll(
+    attempt: Callable[[], _Attempt],
+    settings: EndpointHealthSettings,
+    deadline: Deadline,
+    context: CheckContext,
+) -> Observation:
+    polling_ends = time.monotonic() + settings.wait_s
     delay, attempts = FIRST_DELAY_S, 0
     seen: _Attempt | None = None
     last: _Attempt
     while True:
         attempts += 1
-        last = _attempt(client, settings)
+        last = attempt()
         seen = last if last.observed is not None else seen
         if last.observed is not None and _holds(settings, last.observed):
             break
-        remaining = deadline - time.monotonic()
+        remaining = min(polling_ends - time.monotonic(), deadline.remaining())
         if remaining <= 0:
             break
         time.sleep(min(delay, remaining))
@@ -145,28 +180,32 @@ def _result(
     return Observation.seen(seen.observed, **redact.json(detail))  # type: ignore[arg-type]
 
 
-def _attempt(client: httpx.Client, settings: EndpointHealthSettings) -> _Attempt:
+def _attempt(
+    client: httpx.Client, settings: EndpointHealthSettings, watch: SocketWatch
+) -> _Attempt:
     import httpx
 
+    request = (settings.method, settings.url, settings.headers)
     try:
-        response = client.request(settings.method, settings.url, headers=settings.headers)
-    except httpx.TimeoutException as exc:
-        return _Attempt(
-            None, {}, f"timed out after {settings.timeout_s:g} s ({type(exc).__name__})"
-        )
+        response = fetch(client, request, watch, settings.max_body_bytes)
+    except DeadlineExceeded as exc:
+        return _Attempt(None, {}, str(exc))
     except httpx.HTTPError as exc:
         return _Attempt(None, {}, f"{type(exc).__name__}: {exc}")
     return _Attempt(_observe(response, settings.expected), _info(response))
 
 
-def _observe(response: httpx.Response, expected: dict[str, JsonValue]) -> dict[str, JsonValue]:
-    """Only the keys the expectation names, and only those actually observed."""
-    observed: dict[str, JsonValue] = {"status": response.status_code}
+def _observe(response: Fetched, expected: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """Only the keys the expectation names, and only those actually observed.
+
+    From a body cut at the cap, text found counts; text not found, or JSON, is not observed.
+    """
+    observed: dict[str, JsonValue] = {"status": response.status}
     wanted = expected.get("body_contains")
-    if isinstance(wanted, str):
+    if isinstance(wanted, str) and (wanted in response.text or not response.truncated):
         observed["body_contains"] = wanted in response.text
     paths = expected.get("json")
-    if isinstance(paths, dict):
+    if isinstance(paths, dict) and not response.truncated:
         found = _json_fields(response.text, list(paths))
         if found is not None:
             observed["json"] = found
@@ -190,12 +229,17 @@ def _json_fields(body: str, paths: list[str]) -> dict[str, JsonValue] | None:
     return found
 
 
-def _info(response: httpx.Response) -> dict[str, JsonValue]:
+def _info(response: Fetched) -> dict[str, JsonValue]:
     info: dict[str, JsonValue] = {
-        "status": response.status_code,
+        "status": response.status,
         "body_tail": response.text[-BODY_TAIL_CHARS:],
     }
-    if response.is_redirect:
-        info["redirect_to"] = response.headers.get("location", "")
+    if response.truncated:
+        info["body_cut"] = (
+            f"the body is longer than max_body_bytes ({len(response.body)}): only that much was "
+            "read, so text not found in it and JSON fields are not observed"
+        )
+    if response.redirect_to is not None:
+        info["redirect_to"] = response.redirect_to
         info["redirects_followed"] = False
     return info

@@ -22,9 +22,8 @@ from donegate.checks import globs
 from donegate.checks._junit import TestReport, case_outcome, read_junit, read_summary
 from donegate.checks._process import RunResult, run_group
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
+from donegate.workspace.runnerfiles import RUNNER_FILES
 
-# Files that change how pytest collects or judges, whoever wrote them (cheating pattern 2).
-RUNNER_FILES = ("conftest.py", "sitecustomize.py", "usercustomize.py", "*.pth")
 _COUNT_KEYS = ("passed", "failed", "errors", "skipped")
 _FAILING = ("failed", "error")
 MAX_FAILING_NAMED = 20
@@ -95,7 +94,7 @@ class TestRun:
         with tempfile.TemporaryDirectory(prefix="donegate-junit-") as scratch:
             junit = Path(scratch) / "junit.xml"
             argv, env = _invocation(settings, junit)
-            cwd = context.base_dir / (settings.cwd or ".")
+            cwd = context.run_dir / (settings.cwd or ".")
             run = run_group(argv, cwd, env, settings.timeout_s)
             report = _report(settings, junit, run)
         return _judge(settings, run, report, context)
@@ -106,6 +105,15 @@ TEST_RUN = TestRun()
 
 def _protected_write(settings: TestRunSettings, context: CheckContext) -> Observation | None:
     patterns = [*settings.protect, *(RUNNER_FILES if settings.protect_runner_files else ())]
+    # Content an agent wrote in an earlier session and no person accepted judges nothing either.
+    for target in sorted(context.tainted):
+        pattern = globs.first_match(patterns, target)
+        if pattern is not None:
+            return Observation.absent(
+                f"{target!r} (protected by {pattern!r}) holds content an agent wrote that no "
+                f"person has accepted; review it, then run `donegate accept {target}`",
+                protected_write=target,
+            )
     for mutation in context.mutations:
         target = globs.normalise(mutation.target, str(context.base_dir))
         pattern = globs.first_match(patterns, target)

@@ -24,6 +24,8 @@ COMMANDS: dict[str, str] = {
     "receipts": "donegate.cli.receipts:receipts",
     "hook": "donegate.cli.hook:hook",
     "init": "donegate.cli.init:init",
+    "accept": "donegate.cli.accept:accept",
+    "doctor": "donegate.cli.doctor:doctor",
 }
 
 

@@ -24,10 +24,10 @@ from donegate.hooks.starter import write_starter
 @click.option("--uninstall", is_flag=True, help="Remove exactly donegate's hooks, nothing else.")
 @click.option("--command", "command", help="The hook command to install (default: this donegate).")
 def init(host: str, root: Path, uninstall: bool, command: str | None) -> int:
-    """Gate HOST's stops in this repository (claude-code, codex, gemini-cli or cursor).
+    """Gate HOST's stops in this repository (claude-code, codex, copilot, cursor, gemini-cli).
 
-    Writes or merges the host's hook settings (.claude/settings.json, .codex/hooks.json,
-    .gemini/settings.json, .cursor/hooks.json),
+    Writes or merges the host's hook settings (.claude/settings.json, which VS Code's agent reads
+    too, .codex/hooks.json, .github/hooks/donegate.json, .cursor/hooks.json, .gemini/settings.json),
     keeping the hooks already there, and writes a starter donegate.toml with the test command it
     detects, unless one exists. Running it again changes nothing; --uninstall removes exactly the
     entries it added.
@@ -53,4 +53,7 @@ def _init(host: str, root: Path, uninstall: bool, command: str | None) -> int:
         click.echo(f"wrote {starter}: review the test command and the policy", err=True)
     else:
         click.echo("kept the existing donegate.toml", err=True)
+    if host == "codex":
+        click.echo("Codex runs project hooks only once trusted: open Codex, run /hooks.", err=True)
+    click.echo("After your first agent turn here, run `donegate doctor`.", err=True)
     return ExitCode.OK

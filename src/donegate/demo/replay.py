@@ -50,8 +50,8 @@ def _write(relative: str, text: str, what: str) -> Edit:
 
 def _comment(root: Path) -> str:
     path = root / "zipcode.py"
-    path.write_text(path.read_text().replace('"""ZIP codes."""', '"""ZIP codes (ZIP+4 aware)."""'))
-    return "edits the docstring of zipcode.py"
+    path.write_text(path.read_text().replace('"""ZIP codes."""', '"""ZIP codes."""  # ZIP+4 aware'))
+    return "edits a comment of zipcode.py"
 
 
 def _loosen_test(root: Path) -> str:

@@ -7,8 +7,12 @@ Two separate budgets, so a looping agent always ends, and ends attributably:
 * strict vetoes (a red or missing verifier) count against ``max_strict_vetoes`` since the
   session's last allow; past it a strict veto converts to ``strict_veto_cap_reached``. The soft
   budget never releases a strict veto.
+* any vetoes in a row count against ``max_blocks_in_a_row``: the two budgets above are separate,
+  so together they could block past a host's own loop cap (Claude Code ends a turn after about
+  8 blocks), which would end the session silently. The veto that reaches it converts to
+  ``blocks_in_a_row_cap_reached``, so the end is on the record.
 
-Either conversion records the session's outcome as ``not_verified``.
+Every conversion records the session's outcome as ``not_verified``.
 """
 
 from __future__ import annotations
@@ -32,12 +36,14 @@ ZERO_COUNTS: Mapping[str, int] = _zeros()
 
 
 class VetoCounts(NamedTuple):
-    """A session's delivered vetoes: by reason (zero-filled), by class, and strict since allow."""
+    """A session's delivered vetoes: by reason (zero-filled), by class, strict since the last
+    allow, and vetoes of any class since the last allow (``blocks_in_a_row``)."""
 
     by_reason: Mapping[str, int] = ZERO_COUNTS
     soft: int = 0
     strict: int = 0
     strict_since_allow: int = 0
+    blocks_in_a_row: int = 0
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -45,6 +51,7 @@ class VetoCounts(NamedTuple):
             "soft": self.soft,
             "strict": self.strict,
             "strict_since_allow": self.strict_since_allow,
+            "blocks_in_a_row": self.blocks_in_a_row,
         }
 
 
@@ -58,22 +65,36 @@ class Resolution(NamedTuple):
     outcome: Outcome | None
 
 
-def resolve(ruling: Ruling, before: VetoCounts, *, max_vetoes: int, max_strict: int) -> Resolution:
-    """Apply the budgets to a ruling; a limit of 0 disables that budget."""
+def resolve(
+    ruling: Ruling,
+    before: VetoCounts,
+    *,
+    max_vetoes: int,
+    max_strict: int,
+    max_blocks_in_a_row: int = 0,
+) -> Resolution:
+    """Apply the budgets to a ruling; a limit of 0 disables that budget.
+
+    1. an allow stays an allow.
+    2. a strict veto past ``max_strict`` strict vetoes since the last allow converts.
+    3. a soft veto past ``max_vetoes`` soft vetoes in the session converts.
+    4. a veto that would be the ``max_blocks_in_a_row``-th in a row converts.
+    5. otherwise the veto is delivered and counted.
+    """
     if ruling.confirm:
         return _allow(ruling.reason, None, before)
-    if ruling.strict:
-        if 0 < max_strict <= before.strict_since_allow:
-            return _allow("strict_veto_cap_reached", ruling.reason, before)
-        return _charge(ruling.reason, before, strict=True)
-    if 0 < max_vetoes <= before.soft:
+    if ruling.strict and 0 < max_strict <= before.strict_since_allow:
+        return _allow("strict_veto_cap_reached", ruling.reason, before)
+    if not ruling.strict and 0 < max_vetoes <= before.soft:
         return _allow("veto_budget_exhausted", ruling.reason, before)
-    return _charge(ruling.reason, before, strict=False)
+    if 0 < max_blocks_in_a_row <= before.blocks_in_a_row + 1:
+        return _allow("blocks_in_a_row_cap_reached", ruling.reason, before)
+    return _charge(ruling.reason, before, strict=ruling.strict)
 
 
 def _allow(reason: str, converted_from: str | None, before: VetoCounts) -> Resolution:
-    # Any allow ends the run of strict vetoes that the strict cap counts.
-    counts = before._replace(strict_since_allow=0)
+    # Any allow ends the runs of vetoes that the strict cap and the in-a-row cap count.
+    counts = before._replace(strict_since_allow=0, blocks_in_a_row=0)
     outcome: Outcome = "verified" if reason in VERIFIED_REASONS else "not_verified"
     return Resolution(True, reason, converted_from, counts, outcome)
 
@@ -86,5 +107,6 @@ def _charge(reason: str, before: VetoCounts, *, strict: bool) -> Resolution:
         soft=before.soft + (not strict),
         strict=before.strict + strict,
         strict_since_allow=before.strict_since_allow + strict,
+        blocks_in_a_row=before.blocks_in_a_row + 1,
     )
     return Resolution(False, reason, None, counts, None)

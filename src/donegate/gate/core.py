@@ -20,7 +20,7 @@ from donegate.gate.facts import (
 )
 from donegate.gate.ladder import Observation, Observed, Ruling, Step
 from donegate.gate.options import GateOptions
-from donegate.gate.store import GateStore
+from donegate.gate.store import GateStore, SessionHistory
 
 Stage = Callable[[Observation, Ruling], Ruling]
 """A decision stage after the ladder (a judge, later): it sees the observation and the ruling so
@@ -134,13 +134,20 @@ class Gate:
         self._stages: tuple[Stage, ...] = ()
 
     def decide(
-        self, session_id: str, facts: FactsInput = None, *, context: GateContext | None = None
+        self,
+        session_id: str,
+        facts: FactsInput = None,
+        *,
+        context: GateContext | None = None,
+        failing_count: int | None = None,
     ) -> Decision:
         """Decide one stop of ``session_id`` and record it.
 
         ``facts`` (a :class:`CompletionFacts` or plain data) are used when given; otherwise the
         ``facts`` callback is asked with ``context``. With no facts and no ``verify_command`` the
-        gate abstains: allow, ``facts_unavailable``, verification ``not_run``.
+        gate abstains: allow, ``facts_unavailable``, verification ``not_run``. ``failing_count``
+        (how many checks or tests failed, when known) is kept in the session's history, so that
+        the next red reading can tell whether failures are shrinking (:meth:`history`).
         """
         _check_session(session_id)
         observation = self.observe(session_id, facts, context)
@@ -153,11 +160,18 @@ class Gate:
                 tx.counts(),
                 max_vetoes=self.options.max_vetoes,
                 max_strict=self.options.max_strict_vetoes,
+                max_blocks_in_a_row=self.options.max_blocks_in_a_row,
             )
             tx.save(resolution.counts, resolution.outcome)
+            tx.record_reading(observation.observed, failing_count)
             decision = self._decision(session_id, observation, ruling, resolution)
             tx.append(decision.event(self._clock()))
         return decision if decision.confirm else self._deliver(decision, ruling, observation)
+
+    def history(self, session_id: str) -> SessionHistory:
+        """The session's failure streak and blocks in a row, as of its last decision."""
+        _check_session(session_id)
+        return self.store.history(session_id)
 
     def observe(
         self, session_id: str, facts: FactsInput = None, context: GateContext | None = None

@@ -45,6 +45,7 @@ class _GateOptionsFields(NamedTuple):
     escalation_threshold: int = DEFAULT_ESCALATION_THRESHOLD
     escalation_target: str | None = None
     feedback_templates: Mapping[str, str] = MappingProxyType({})
+    max_blocks_in_a_row: int = 0
 
 
 class GateOptions(_GateOptionsFields):
@@ -53,6 +54,9 @@ class GateOptions(_GateOptionsFields):
     ``max_vetoes``: soft vetoes per session before the next one converts to an allow
     (``veto_budget_exhausted``); 0 disables. ``max_strict_vetoes``: strict vetoes since the
     session's last allow before the next one converts (``strict_veto_cap_reached``); 0 disables.
+    ``max_blocks_in_a_row``: the veto that would be the n-th in a row, of any class, converts
+    (``blocks_in_a_row_cap_reached``); 0, the default, disables. Agent hooks set it below the
+    host's own loop cap.
     ``requires_write`` overrides the facts' own ``requires_write``, which overrides
     ``require_source_write``.
     """
@@ -72,6 +76,7 @@ class GateOptions(_GateOptionsFields):
         escalation_threshold: int = DEFAULT_ESCALATION_THRESHOLD,
         escalation_target: str | None = None,
         feedback_templates: Mapping[str, str] = MappingProxyType({}),
+        max_blocks_in_a_row: int = 0,
     ) -> GateOptions:
         callbacks = (facts, classify_write, verify_command, feedback_decorator)
         names = ("facts", "classify_write", "verify_command", "feedback_decorator")
@@ -82,6 +87,7 @@ class GateOptions(_GateOptionsFields):
         _check.optional_boolean(requires_write, "requires_write")
         _check.count(max_vetoes, "max_vetoes")
         _check.count(max_strict_vetoes, "max_strict_vetoes")
+        _check.count(max_blocks_in_a_row, "max_blocks_in_a_row")
         _check.count(escalation_threshold, "escalation_threshold", minimum=1)
         _check_target(escalation_target)
         _check_templates(feedback_templates)
@@ -96,6 +102,7 @@ class GateOptions(_GateOptionsFields):
             escalation_target,
             # A frozen copy, so that a caller mutating its dict cannot change a built gate.
             MappingProxyType(dict(feedback_templates)),
+            max_blocks_in_a_row,
         )
 
     @property
@@ -141,6 +148,7 @@ PLAIN_KEYS = frozenset(
         "escalation_threshold",
         "escalation_target",
         "feedback_templates",
+        "max_blocks_in_a_row",
     }
 )
 """The options a host may give as plain data (the CLI's ``options`` object); no callbacks."""

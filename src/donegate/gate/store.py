@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from donegate import statedir
 from donegate.errors import InternalError
@@ -23,7 +23,7 @@ from donegate.gate.ladder import VETO_REASONS
 from donegate.sqlitefile import cause, migrate, rollback
 
 FILE_NAME = "gate.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 
 _SCHEMA = """
@@ -33,7 +33,10 @@ CREATE TABLE gate_sessions (
     soft INTEGER NOT NULL,
     strict INTEGER NOT NULL,
     strict_since_allow INTEGER NOT NULL,
-    outcome TEXT
+    outcome TEXT,
+    blocks_in_a_row INTEGER NOT NULL DEFAULT 0,
+    failed_in_a_row INTEGER NOT NULL DEFAULT 0,
+    last_failing INTEGER
 );
 CREATE TABLE gate_events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -42,6 +45,27 @@ CREATE TABLE gate_events (
 );
 CREATE INDEX gate_events_by_session ON gate_events (session_id, seq);
 """
+# Version 1 kept no session history beyond the veto counts.
+_UPGRADES = {
+    1: """
+ALTER TABLE gate_sessions ADD COLUMN blocks_in_a_row INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE gate_sessions ADD COLUMN failed_in_a_row INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE gate_sessions ADD COLUMN last_failing INTEGER
+""",
+}
+
+
+class SessionHistory(NamedTuple):
+    """What a session's past stops say about the next one.
+
+    ``failed_in_a_row``: red verifier readings since the last green one; ``last_failing``: how
+    many checks or tests failed at the last red reading, when known; ``blocks_in_a_row``: vetoes
+    delivered since the last allow.
+    """
+
+    failed_in_a_row: int = 0
+    last_failing: int | None = None
+    blocks_in_a_row: int = 0
 
 
 def _not_ours(detail: str) -> StateError:
@@ -66,10 +90,12 @@ class SessionTx:
     def save(self, counts: VetoCounts, outcome: Outcome | None) -> None:
         """Store the counts; ``outcome`` None keeps the session's previous outcome."""
         self._db.execute(
-            "INSERT INTO gate_sessions VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO "
+            "INSERT INTO gate_sessions (session_id, by_reason, soft, strict, strict_since_allow, "
+            "outcome, blocks_in_a_row) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO "
             "UPDATE SET by_reason = excluded.by_reason, soft = excluded.soft, "
             "strict = excluded.strict, strict_since_allow = excluded.strict_since_allow, "
-            "outcome = coalesce(excluded.outcome, outcome)",
+            "outcome = coalesce(excluded.outcome, outcome), "
+            "blocks_in_a_row = excluded.blocks_in_a_row",
             (
                 self.session_id,
                 json.dumps(dict(counts.by_reason), sort_keys=True),
@@ -77,8 +103,24 @@ class SessionTx:
                 counts.strict,
                 counts.strict_since_allow,
                 outcome,
+                counts.blocks_in_a_row,
             ),
         )
+
+    def record_reading(self, observed: str, failing: int | None) -> None:
+        """Extend or end the failure streak: a red reading adds one, a green one ends it."""
+        if observed == "failed":
+            self._db.execute(
+                "UPDATE gate_sessions SET failed_in_a_row = failed_in_a_row + 1, "
+                "last_failing = ? WHERE session_id = ?",
+                (failing, self.session_id),
+            )
+        elif observed == "passed":
+            self._db.execute(
+                "UPDATE gate_sessions SET failed_in_a_row = 0, last_failing = NULL "
+                "WHERE session_id = ?",
+                (self.session_id,),
+            )
 
     def append(self, event: Mapping[str, Any]) -> int:
         """Append an event; returns its sequence number in the store."""
@@ -158,6 +200,24 @@ class GateStore:
         with self._guard():
             return _read_counts(self._connect(), session_id)
 
+    def history(self, session_id: str) -> SessionHistory:
+        """The session's failure streak and blocks in a row (all zero for a new session)."""
+        with self._guard():
+            row = (
+                self._connect()
+                .execute(
+                    "SELECT failed_in_a_row, last_failing, blocks_in_a_row FROM gate_sessions "
+                    "WHERE session_id = ?",
+                    (session_id,),
+                )
+                .fetchone()
+            )
+        if row is None:
+            return SessionHistory()
+        if not (_is_count(row[0]) and _is_count(row[2]) and (row[1] is None or _is_count(row[1]))):
+            raise StateError(f"session {session_id!r}: history is corrupt: {row!r}")
+        return SessionHistory(row[0], row[1], row[2])
+
     def outcome(self, session_id: str) -> Outcome | None:
         """The outcome recorded at the session's last allow, if any."""
         with self._guard():
@@ -194,7 +254,7 @@ class GateStore:
         if self._db is None:
             db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
             try:
-                migrate(db, self.path, _SCHEMA, SCHEMA_VERSION, _not_ours)
+                migrate(db, self.path, _SCHEMA, SCHEMA_VERSION, _not_ours, _UPGRADES)
             except BaseException:
                 db.close()
                 raise
@@ -204,7 +264,7 @@ class GateStore:
 
 def _read_counts(db: sqlite3.Connection, session_id: str) -> VetoCounts:
     row = db.execute(
-        "SELECT by_reason, soft, strict, strict_since_allow FROM gate_sessions "
+        "SELECT by_reason, soft, strict, strict_since_allow, blocks_in_a_row FROM gate_sessions "
         "WHERE session_id = ?",
         (session_id,),
     ).fetchone()
@@ -217,7 +277,7 @@ def _read_counts(db: sqlite3.Connection, session_id: str) -> VetoCounts:
     by_reason.update(stored)
     if not all(_is_count(v) for v in row[1:]):
         raise StateError(f"session {session_id!r}: veto totals are corrupt: {row[1:]!r}")
-    return VetoCounts(MappingProxyType(by_reason), row[1], row[2], row[3])
+    return VetoCounts(MappingProxyType(by_reason), row[1], row[2], row[3], row[4])
 
 
 def _is_count(value: object) -> bool:

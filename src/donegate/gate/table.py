@@ -13,10 +13,11 @@ from typing import Any, NamedTuple
 from donegate.errors import InvalidInput
 from donegate.gate.options import GateOptions, parse_options
 
-# Keys of [gate] that are the hook layer's, not the ladder's: which paths are what, and how
-# many stops in a row may be blocked before the host's own loop cap would end the session.
-WORKSPACE_KEYS = ("test_paths", "doc_paths", "ignore", "max_blocks_in_a_row")
-DEFAULT_MAX_BLOCKS_IN_A_ROW = 6
+# Keys of [gate] that are the hook layer's, not the ladder's: which paths are what.
+WORKSPACE_KEYS = ("test_paths", "doc_paths", "ignore")
+# Agent hooks stop blocking before the host's own loop cap (about 8 for Claude Code) would end
+# the session silently; the team's [gate] table may set another value.
+HOOK_MAX_BLOCKS_IN_A_ROW = 6
 
 
 class GateTable(NamedTuple):
@@ -26,7 +27,6 @@ class GateTable(NamedTuple):
     test_paths: tuple[str, ...] = ()
     doc_paths: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
-    max_blocks_in_a_row: int = DEFAULT_MAX_BLOCKS_IN_A_ROW
 
     def gate_options(self, **defaults: Any) -> GateOptions:
         """The gate's options: ``defaults`` (a host's) overridden by the team's table."""
@@ -46,14 +46,7 @@ def parse_gate_table(value: object) -> GateTable:
         test_paths=_strings(value, "test_paths"),
         doc_paths=_strings(value, "doc_paths"),
         ignore=_strings(value, "ignore"),
-        max_blocks_in_a_row=_blocks(value.get("max_blocks_in_a_row", DEFAULT_MAX_BLOCKS_IN_A_ROW)),
     )
-
-
-def _blocks(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInput("must be an integer >= 1", path="gate.max_blocks_in_a_row")
-    return value
 
 
 def _strings(table: dict[str, Any], key: str) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ import importlib
 from pathlib import Path
 from typing import Any, Protocol
 
-from donegate.hooks.event import HookAnswer, HookEvent, HostOutput
+from donegate.session.event import HookAnswer, HookEvent, HostOutput
 
 
 class HostAdapter(Protocol):
@@ -27,6 +27,7 @@ class HostAdapter(Protocol):
 
 ADAPTERS: dict[str, str] = {
     "claude-code": "donegate.hooks.claude_code",
+    "copilot": "donegate.hooks.copilot",
     "codex": "donegate.hooks.codex",
     "cursor": "donegate.hooks.cursor",
     "gemini-cli": "donegate.hooks.gemini_cli",

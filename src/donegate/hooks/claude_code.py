@@ -1,9 +1,17 @@
-"""Claude Code's hook contract (also read by Qwen Code, OpenHands and VS Code agent hooks).
+"""Claude Code's hook contract, and VS Code's reading of the same settings file.
 
 Input: JSON on stdin with ``session_id``, ``cwd``, ``hook_event_name`` and per-event fields.
 Output at ``Stop``/``SubagentStop``: exit 0 and ``{"decision": "block", "reason": ...}`` keeps the
 agent working; ``{"systemMessage": ...}`` shows a note to the person. Exit 2 also blocks, but
 plugin Stop hooks that exit 2 have been seen to halt instead, so donegate always answers in JSON.
+
+VS Code's agent (Copilot Chat) runs the hooks of ``.claude/settings.json`` too, but its Stop
+reader honours only ``hookSpecificOutput.decision``/``reason`` (microsoft/vscode-copilot-chat,
+``toolCallingLoop.ts``), while Claude Code documents only ``additionalContext`` there. No one
+answer serves both, so the payload tells them apart: VS Code's carries a ``timestamp`` and
+neither ``permission_mode`` nor ``last_assistant_message``, which Claude Code's Stop always
+carries. Such an event is the host ``vscode``, and is answered in VS Code's terms: a veto is
+never recorded for a block the host would ignore.
 """
 
 from __future__ import annotations
@@ -14,10 +22,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from donegate.errors import InvalidInput
-from donegate.hooks.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
 from donegate.jsontext import clean_text
+from donegate.session.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
 
 NAME = "claude-code"
+VSCODE = "vscode"
 
 STOP_EVENTS = ("Stop", "SubagentStop")
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", *STOP_EVENTS)
@@ -71,6 +80,8 @@ def parse(
     cwd = _text(payload, "cwd")
     _check_clean(session, "session_id")
     _check_clean(cwd, "cwd")
+    if host == NAME and _from_vscode(payload):
+        host = VSCODE
     return HookEvent(
         host=host,
         host_event=name,
@@ -79,7 +90,8 @@ def parse(
         cwd=Path(cwd) if cwd else (fallback_cwd or Path.cwd()),
         continuing=payload.get("stop_hook_active") is True,
         background_tasks=_count(payload.get("background_tasks")),
-        subagent=_text(payload, "agent_id") if name == "SubagentStop" else None,
+        # A subagent's stop (SubagentStop, or a Stop that names an agent_id) is not the session's.
+        subagent=_subagent(payload, name),
         tool_use=_tool_use(payload, dialect, failed=name in dialect.failure_events),
         last_message=_text(payload, dialect.message_key),
     )
@@ -89,6 +101,21 @@ def _check_clean(value: str | None, key: str) -> None:
     # Stored in SQLite and passed to the file system: a NUL or a lone surrogate cannot be.
     if value is not None and not clean_text(value):
         raise InvalidInput(f"{key} holds a NUL or a lone surrogate: {value[:80]!r}", path=key)
+
+
+def _from_vscode(payload: dict[str, Any]) -> bool:
+    return (
+        "timestamp" in payload
+        and "permission_mode" not in payload
+        and "last_assistant_message" not in payload
+    )
+
+
+def _subagent(payload: dict[str, Any], name: str) -> str | None:
+    agent = _text(payload, "agent_id")
+    if name == "SubagentStop":
+        return agent or _text(payload, "agent_type") or "subagent"
+    return agent if name in STOP_EVENTS and agent else None
 
 
 def _text(payload: dict[str, Any], key: str) -> str | None:
@@ -119,8 +146,17 @@ def render(answer: HookAnswer, event: HookEvent, *, block: str = "block") -> Hos
 
     ``block`` is the host's word for "keep working" (Gemini CLI says ``deny``).
     """
-    body: dict[str, str] = {}
-    if event.kind == "stop" and answer.decision == "block" and answer.reason:
+    body: dict[str, Any] = {}
+    blocks = event.kind == "stop" and answer.decision == "block" and bool(answer.reason)
+    if blocks and event.host == VSCODE:
+        body = {
+            "hookSpecificOutput": {
+                "hookEventName": event.host_event,
+                "decision": "block",
+                "reason": answer.reason,
+            }
+        }
+    elif blocks:
         body = {"decision": block, "reason": answer.reason}
     if answer.notice:
         body["systemMessage"] = answer.notice

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from donegate.hooks import claude_code
-from donegate.hooks.event import HookAnswer, HookEvent, HostOutput, ToolUse
+from donegate.session.event import HookAnswer, HookEvent, HostOutput, ToolUse
 
 NAME = "codex"
 STOP_OUTPUT_KEYS = frozenset(

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from donegate.errors import InvalidInput
-from donegate.hooks.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
 from donegate.jsontext import clean_text
+from donegate.session.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
 
 NAME = "cursor"
 STOP_EVENTS = ("stop",)
@@ -74,7 +74,12 @@ def _edit(payload: dict[str, Any]) -> ToolUse:
 
 
 def render(answer: HookAnswer, event: HookEvent) -> HostOutput:
-    """The answer in Cursor's terms: a follow-up message sends the agent back."""
+    """The answer in Cursor's terms: a follow-up message sends the agent back.
+
+    A stop's output has no field for the person, so notices ("NOT verified", a donegate failure)
+    go to stderr, which Cursor shows in its Hooks output channel.
+    """
+    notice = answer.notice or ""
     if event.kind == "stop" and answer.decision == "block" and answer.reason:
-        return HostOutput(json.dumps({"followup_message": answer.reason}), 0)
-    return HostOutput("{}", 0)
+        return HostOutput(json.dumps({"followup_message": answer.reason}), 0, notice)
+    return HostOutput("{}", 0, notice)

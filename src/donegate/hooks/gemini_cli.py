@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from donegate.hooks import claude_code
-from donegate.hooks.event import HookAnswer, HookEvent, HostOutput
+from donegate.session.event import HookAnswer, HookEvent, HostOutput
 
 NAME = "gemini-cli"
 STOP_EVENTS = ("AfterAgent",)

@@ -36,6 +36,17 @@ class HostSettings:
     timeout_unit: int = 1  # what one second is in the host's own unit (Gemini CLI: ms)
     # Cursor's hooks.json lists {"command": ...} entries per event, with no matcher groups.
     flat: bool = False
+    # Permission rules that deny the agent's shell `donegate accept`, where the host has them.
+    deny: tuple[str, ...] = ()
+    # Gemini CLI turns any exit status but 0 and 1 that prints text into a deny whose text is the
+    # agent's next prompt: a missing executable (127) would trap the agent. Never exit otherwise.
+    never_fail: bool = False
+    # Copilot's entries name the command `bash` and the time limit `timeoutSec`, and its payloads
+    # need not name their event: each entry says it in `env`.
+    command_key: str = "command"
+    timeout_key: str | None = None
+    event_env: str | None = None
+    loop_limit: int | None = None
 
 
 HOSTS: dict[str, HostSettings] = {
@@ -51,6 +62,7 @@ HOSTS: dict[str, HostSettings] = {
             "SubagentStop": None,
         },
         stop_events=("Stop", "SubagentStop"),
+        deny=("Bash(donegate accept:*)", "Bash(*donegate accept*)"),
     ),
     "codex": HostSettings(
         host="codex",
@@ -74,6 +86,7 @@ HOSTS: dict[str, HostSettings] = {
         },
         stop_events=("AfterAgent",),
         timeout_unit=1000,
+        never_fail=True,
     ),
     "cursor": HostSettings(
         host="cursor",
@@ -86,18 +99,57 @@ HOSTS: dict[str, HostSettings] = {
         },
         stop_events=("stop",),
         flat=True,
+        timeout_key="timeout",
+        loop_limit=10,
+    ),
+    "copilot": HostSettings(
+        host="copilot",
+        settings=".github/hooks/donegate.json",
+        events={
+            "sessionStart": None,
+            "userPromptSubmitted": None,
+            "postToolUse": None,
+            "agentStop": None,
+            "subagentStop": None,
+        },
+        stop_events=("agentStop", "subagentStop"),
+        flat=True,
+        command_key="bash",
+        timeout_key="timeoutSec",
+        event_env="DONEGATE_HOOK_EVENT",
     ),
 }
-# Cursor ends a chain of follow-ups itself after loop_limit; donegate's own cap
-# (max_blocks_in_a_row, 6 by default) must come first, so that the end is on the record.
-CURSOR_LOOP_LIMIT = 10
+# Cursor ends a chain of follow-ups itself after loop_limit (10, written above); donegate's own
+# cap (max_blocks_in_a_row, 6 by default) must come first, so that the end is on the record.
 
 
 def hook_command(host: str) -> str:
-    """The command the host runs: this installation's donegate, by absolute path."""
+    """The command the host runs: this installation's donegate, by absolute path.
+
+    Run through ``uvx`` or ``pipx run``, this donegate lives in a throw-away environment that the
+    tool may delete at any time: the hook then names the same runner and this exact version, a
+    command that stays valid (``uvx --from donegate==X donegate hook HOST``).
+    """
+    runner = ephemeral_runner(sys.prefix)
+    if runner is not None:
+        return f"{runner} hook {host}"
     exe = shutil.which("donegate")
     base = shlex.quote(exe) if exe else f"{shlex.quote(sys.executable)} -m donegate"
     return f"{base} hook {host}"
+
+
+def ephemeral_runner(prefix: str) -> str | None:
+    """The stable command for a donegate running from ``uvx``/``pipx run``'s cache, if it is."""
+    from donegate.__about__ import __version__
+
+    parts = Path(prefix).parts
+    if "uv" in parts and any(p.startswith("archive-v") or p == "tools" for p in parts):
+        if "tools" in parts:  # `uv tool install`: a real, lasting installation
+            return None
+        return f"uvx --from donegate=={__version__} donegate"
+    if "pipx" in parts and ".cache" in parts:
+        return f"pipx run --spec donegate=={__version__} donegate"
+    return None
 
 
 def is_ours(command: object, host: str) -> bool:
@@ -114,14 +166,45 @@ def install(root: Path, host: str, command: str | None = None) -> Path:
     settings = _read(path)
     hooks = _without_ours(settings.get("hooks", {}), host, path)
     cmd = command or hook_command(host)
+    if spec.never_fail:
+        cmd = f"{cmd} || true"
     for event, matcher in spec.events.items():
         entry = _flat_entry(spec, event, cmd) if spec.flat else _group(spec, event, matcher, cmd)
         hooks.setdefault(event, []).append(entry)
     if spec.flat:
         settings.setdefault("version", 1)
     settings["hooks"] = hooks
+    _add_denials(settings, spec.deny, path)
     _write(path, settings)
     return path
+
+
+def _add_denials(settings: dict[str, Any], rules: tuple[str, ...], path: Path) -> None:
+    """Accepting an agent's writes is a person's act: deny the agent's shell the command."""
+    if not rules:
+        return
+    permissions = settings.setdefault("permissions", {})
+    if not isinstance(permissions, dict) or not isinstance(
+        permissions.setdefault("deny", []), list
+    ):
+        raise InvalidInput(f"{path}: 'permissions' is not an object with a 'deny' list")
+    deny = permissions["deny"]
+    deny.extend(rule for rule in rules if rule not in deny)
+
+
+def _remove_denials(settings: dict[str, Any], rules: tuple[str, ...]) -> None:
+    permissions = settings.get("permissions")
+    if (
+        not rules
+        or not isinstance(permissions, dict)
+        or not isinstance(permissions.get("deny"), list)
+    ):
+        return
+    permissions["deny"] = [rule for rule in permissions["deny"] if rule not in rules]
+    if not permissions["deny"]:
+        del permissions["deny"]
+    if not permissions:
+        del settings["permissions"]
 
 
 def _group(spec: HostSettings, event: str, matcher: str | None, cmd: str) -> dict[str, Any]:
@@ -132,9 +215,17 @@ def _group(spec: HostSettings, event: str, matcher: str | None, cmd: str) -> dic
 
 
 def _flat_entry(spec: HostSettings, event: str, cmd: str) -> dict[str, Any]:
-    if event in spec.stop_events:
-        return {"command": cmd, "loop_limit": CURSOR_LOOP_LIMIT}
-    return {"command": cmd}
+    # Every entry carries its timeout: a host that kills a stop's checks first records nothing.
+    stop = event in spec.stop_events
+    entry: dict[str, Any] = {"type": "command"} if spec.command_key != "command" else {}
+    entry[spec.command_key] = cmd
+    if spec.timeout_key is not None:
+        entry[spec.timeout_key] = spec.stop_timeout_s if stop else spec.other_timeout_s
+    if spec.event_env is not None:
+        entry["env"] = {spec.event_env: event}
+    if stop and spec.loop_limit is not None:
+        entry["loop_limit"] = spec.loop_limit
+    return entry
 
 
 def uninstall(root: Path, host: str) -> Path | None:
@@ -148,6 +239,7 @@ def uninstall(root: Path, host: str) -> Path | None:
         settings["hooks"] = hooks
     else:
         settings.pop("hooks", None)
+    _remove_denials(settings, HOSTS[host].deny)
     _write(path, settings)
     return path
 
@@ -161,7 +253,7 @@ def installed(root: Path, host: str) -> list[str]:
 
 def _has_ours(group: dict[str, Any], host: str) -> bool:
     handlers = group.get("hooks", [group])  # a flat entry is its own handler
-    return any(is_ours(h.get("command"), host) for h in handlers)
+    return any(is_ours(h.get("command", h.get("bash")), host) for h in handlers)
 
 
 def _without_ours(hooks: object, host: str, path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -178,8 +270,9 @@ def _without_ours(hooks: object, host: str, path: Path) -> dict[str, list[dict[s
 
 
 def _strip_group(group: Any, host: str) -> Any:
-    if isinstance(group, dict) and "hooks" not in group and "command" in group:
-        return None if is_ours(group["command"], host) else group  # a flat entry
+    if isinstance(group, dict) and "hooks" not in group:
+        command = group.get("command", group.get("bash"))  # a flat entry (Copilot: "bash")
+        return None if is_ours(command, host) else group
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         return group  # not ours to judge: keep it exactly
     handlers = [

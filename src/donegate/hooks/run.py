@@ -15,7 +15,7 @@ from pathlib import Path
 from donegate import jsontext, statedir
 from donegate.errors import InvalidInput
 from donegate.hooks import HostAdapter, adapter
-from donegate.hooks.event import HookAnswer, HookEvent
+from donegate.session.event import HookAnswer, HookEvent
 
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 
@@ -54,15 +54,17 @@ def _handle(event: HookEvent, state: Path) -> HookAnswer:
     # The stop pipeline is imported per event kind: a tool-call journal entry stays cheap.
     if event.kind == "stop":
         _list_early(event.cwd)
-        from donegate.stop import on_stop
+        from donegate.session import on_stop
 
         return on_stop(event, state).answer
     if event.kind == "baseline":
-        from donegate.stop import baseline
+        from donegate.session import on_start
 
-        baseline(event, state)
-    elif event.kind == "tool_use" and event.tool_use is not None:
-        _journal(event, state)
+        on_start(event, state)
+    elif event.kind == "tool_use":
+        from donegate.session import on_tool_use
+
+        on_tool_use(event, state)
     return HookAnswer.allow()
 
 
@@ -75,37 +77,19 @@ def _list_early(cwd: Path) -> None:
         gitlisting.start(top)
 
 
-def _journal(event: HookEvent, state: Path) -> None:
-    from donegate.stop import session_settings, workspace_root
-    from donegate.workspace import WorkspaceState
-
-    assert event.tool_use is not None
-    root = workspace_root(event.cwd)
-    ignore = session_settings(state, root, event.session_id).ignore
-    journal = WorkspaceState(state, root, event.session_id, ignore=ignore).journal
-    use = event.tool_use
-    for path in use.paths or (None,):
-        journal.record(use.tool, path=_relative(path, root), command=use.command)
-
-
-def _relative(path: str | None, root: Path) -> str | None:
-    if path is None:
-        return None
-    candidate = Path(path)
-    if candidate.is_absolute():
-        try:
-            return candidate.resolve().relative_to(root).as_posix()
-        except ValueError:
-            return path
-    return candidate.as_posix()
-
-
 def _failed(event: HookEvent, state: Path, exc: Exception) -> HookAnswer:
+    from donegate.session.stop import StopFailed
+
     what = f"{type(exc).__name__}: {exc}" if not isinstance(exc, InvalidInput) else str(exc)
+    if isinstance(exc, StopFailed):
+        what = str(exc)  # the stop's own receipt already records the failure
     _say(f"donegate: {event.host_event} hook failed: {what}")
     if event.kind != "stop":
         return HookAnswer.allow()
-    recorded = _record_failure(event, state, what)
+    if isinstance(exc, StopFailed) and exc.receipt_id is not None:
+        recorded = True
+    else:
+        recorded = _record_failure(event, state, what)
     where = "recorded as not verified" if recorded else "could not even be recorded"
     return HookAnswer.allow(f"donegate could not check this stop ({what}); it is {where}.")
 
@@ -137,4 +121,6 @@ def _emit(host_adapter: HostAdapter, answer: HookAnswer, event: HookEvent | None
     rendered = host_adapter.render(answer, event or unread)
     if rendered.stdout:
         sys.stdout.write(rendered.stdout + "\n")
+    if rendered.stderr:
+        _say(rendered.stderr)
     return rendered.exit_code

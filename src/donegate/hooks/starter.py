@@ -32,9 +32,42 @@ _TEST_RUN = """\
 check_type = "test_run"
 command = {command}
 expected = {{ exit_code = 0 }}
-protect = ["conftest.py", "**/conftest.py"]   # add "tests/**" if agents must not edit the tests
+# The judge is not the agent's to edit: a run after an agent wrote one of these counts for
+# nothing, in this session and later ones, until a person reviews it: `donegate accept PATH`.
+# (A person who edits the tests and asks the agent to make them pass never has to run anything.)
+protect = {protect}
+# Tests that must have run and passed, by their exact ids as the runner names them, e.g.
+# must_pass = ["tests/test_zip.py::test_update", "tests/test_zip.py::TestParse::test_plus4[94107]"]
+# A function id without brackets covers all its parametrizations.
 timeout_s = 900
 """
+# What the starter protects, by runner: the tests and the runner's own configuration.
+PROTECT: dict[str, tuple[str, ...]] = {
+    "pytest": (
+        "tests/**",
+        "test/**",
+        "test_*.py",
+        "*_test.py",
+        "conftest.py",
+        "pytest.ini",
+        "tox.ini",
+        "setup.cfg",
+        "pyproject.toml",
+    ),
+    "npm": (
+        "**/*.test.*",
+        "**/*.spec.*",
+        "__tests__/**",
+        "test/**",
+        "tests/**",
+        "package.json",
+        "vitest.config.*",
+        "jest.config.*",
+    ),
+    "cargo": ("tests/**", "Cargo.toml", ".cargo/**"),
+    "go": ("*_test.go", "**/testdata/**", "go.mod"),
+    "make": ("tests/**", "test/**", "Makefile"),
+}
 
 _NO_CHECKS = """\
 # No test command was detected. Add one, for example:
@@ -47,17 +80,23 @@ _NO_CHECKS = """\
 
 def detect_test_command(root: Path) -> list[str] | None:
     """The command this repository's tests most likely run with, as argv, or None."""
+    found = detect(root)
+    return found[1] if found else None
+
+
+def detect(root: Path) -> tuple[str, list[str]] | None:
+    """The runner this repository's tests most likely use (a key of :data:`PROTECT`) and argv."""
     if _is_python(root):
         python = ".venv/bin/python" if (root / ".venv" / "bin" / "python").exists() else "python3"
-        return [python, "-m", "pytest", "-q"]
+        return "pytest", [python, "-m", "pytest", "-q"]
     if _npm_test(root):
-        return ["npm", "test", "--silent"]
+        return "npm", ["npm", "test", "--silent"]
     if (root / "Cargo.toml").exists():
-        return ["cargo", "test"]
+        return "cargo", ["cargo", "test"]
     if (root / "go.mod").exists():
-        return ["go", "test", "./..."]
+        return "go", ["go", "test", "./..."]
     if _make_test(root):
-        return ["make", "test"]
+        return "make", ["make", "test"]
     return None
 
 
@@ -89,9 +128,14 @@ def _make_test(root: Path) -> bool:
 
 def render(root: Path) -> str:
     """The starter configuration text for ``root``."""
-    command = detect_test_command(root)
-    checks = _TEST_RUN.format(command=json.dumps(command)) if command else _NO_CHECKS
-    requires = '"test_run"' if command else ""
+    found = detect(root)
+    checks = _NO_CHECKS
+    if found is not None:
+        runner, command = found
+        checks = _TEST_RUN.format(
+            command=json.dumps(command), protect=json.dumps(list(PROTECT[runner]))
+        )
+    requires = '"test_run"' if found else ""
     return _TEMPLATE.format(policy_id="code-change", requires=requires, checks=checks)
 
 

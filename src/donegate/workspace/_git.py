@@ -1,33 +1,38 @@
 """The few git plumbing commands the workspace needs, with their output parsed.
 
-Every call has a timeout; a git failure is reported as ``None`` (not a git repository, no
-``HEAD``) so that the caller falls back to its documented non-git behaviour.
+Every call runs hardened (see :mod:`donegate.gitlisting`) and has a timeout; a git failure is
+reported as ``None`` (not a git repository, no ``HEAD``) so that the caller falls back to its
+documented non-git behaviour.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import NamedTuple
 
 from donegate import gitlisting
 from donegate.gitlisting import run
 
+MAX_NESTING = 8
+
 
 class Listing(NamedTuple):
-    """The files git would consider: index entries with their blob ids, and untracked files.
+    """What git says about a tree: a hint of which paths are tracked, never of their content.
 
-    ``clean`` holds the tracked paths whose working-tree file git itself vouches for: not
-    reported by ``git diff-files`` (which checks size, mtime, ctime and inode against the index,
-    and re-reads racily clean files), and not marked assume-unchanged or skip-worktree (flags
-    that would make git look away). Their content is their index blob.
+    ``tracked`` maps the index's paths to their blob ids (used only to skip keeping old texts
+    git already holds). ``plain`` holds the untracked files that the tree's ``.gitignore`` files
+    do not ignore; ``nested`` the directories holding another repository (a nested ``git init``
+    or a submodule). The files themselves are found by walking the tree: git does not list
+    FIFOs or sockets, nor the files of a nested repository.
     """
 
     object_format: str
     tracked: dict[str, str]
-    untracked: list[str]
-    clean: frozenset[str] = frozenset()
+    plain: frozenset[str] = frozenset()
     began_ns: int = 0
+    nested: tuple[str, ...] = ()
 
 
 def object_format(root: Path) -> str | None:
@@ -42,49 +47,47 @@ def object_format(root: Path) -> str | None:
 
 
 def listing(root: Path, fmt: str) -> Listing | None:
-    """The index's entries under ``root`` and the untracked files that are not ignored."""
-    # Two commands rather than one: with --stage, git prints untracked names unmarked, and a
-    # file name could then pass for an index entry. They run side by side.
-    began, (staged, others, dirty) = gitlisting.collect(root)
+    """The index's entries under ``root``, the untracked files not ignored, the nested repos."""
+    # Separate commands rather than one: with --stage, git prints untracked names unmarked, and
+    # a file name could then pass for an index entry. They run side by side.
+    began, (staged, others) = gitlisting.collect(root)
     if staged is None or others is None:
         return None
-    tracked, plain = _index(staged.decode("utf-8", "surrogateescape"))  # os.fsdecode's mapping
-    return Listing(fmt, tracked, _records(others), _clean(plain, dirty), began)
+    tracked, nested = _index(staged.decode("utf-8", "surrogateescape"))  # os.fsdecode's mapping
+    plain: set[str] = set()
+    for path in _records(others):
+        # git names a directory holding another repository with a trailing "/".
+        (nested.append(path.rstrip("/")) if path.endswith("/") else plain.add(path))
+    return Listing(fmt, tracked, frozenset(plain), began, tuple(nested))
 
 
-def _index(text: str) -> tuple[dict[str, str], set[str]]:
-    """``path -> blob id`` of the index's files, and the paths with a plain ``H`` tag.
+# One index entry of ``git ls-files -z --stage``: "mode oid stage<TAB>path<NUL>".
+_ENTRY = re.compile(r"([0-7]{6}) ([0-9a-f]+) [0-3]\t([^\0]*)\0")
 
-    Each entry of ``git ls-files -z --stage -v`` reads "tag mode oid stage<TAB>path". The tag is
-    "H" for a plain cached entry; lower case means assume-unchanged and "S" skip-worktree: git
-    would not notice those files change, so they are never vouched for.
+
+def _index(text: str) -> tuple[dict[str, str], list[str]]:
+    """``path -> blob id`` of the index's files, and the paths of its submodules.
+
+    Flags such as assume-unchanged or skip-worktree do not matter: no file's content is taken
+    from the index. One regular expression over the whole listing: a loop in Python over ten
+    thousand records costs a hook several milliseconds.
     """
     tracked: dict[str, str] = {}
-    plain: set[str] = set()
-    for record in text.split("\0"):
-        meta, tab, path = record.partition("\t")
-        fields = meta.split(" ")
-        if not tab or len(fields) != 4:
-            continue  # the empty tail after the last NUL
-        tag, mode, oid, _stage = fields
+    submodules: list[str] = []
+    for mode, oid, path in _ENTRY.findall(text):
         if mode == "160000":
-            continue  # a submodule is a commit, not a file of this tree
-        tracked[path] = oid
-        if tag == "H":
-            plain.add(path)
-    return tracked, plain
+            submodules.append(path)  # a commit of another repository: walked, not listed
+        else:
+            tracked[path] = oid
+    return tracked, submodules
 
 
-def _clean(plain: set[str], dirty: bytes | None) -> frozenset[str]:
-    """The tracked paths git vouches for; none when its answer is missing (fail closed)."""
-    if dirty is None:
-        return frozenset()
-    return frozenset(plain - set(_records(dirty)))
+def head_tree(root: Path, treeish: str = "HEAD", depth: int = 0) -> dict[str, str] | None:
+    """``path -> blob id`` of ``treeish``'s files under ``root``; ``None`` when it is unknown.
 
-
-def head_tree(root: Path) -> dict[str, str] | None:
-    """``path -> blob id`` of ``HEAD``'s files under ``root``; ``None`` when there is no HEAD."""
-    out = run(root, "ls-tree", "-r", "-z", "HEAD")
+    A submodule's files are read from its own repository at the commit the tree records.
+    """
+    out = run(root, "ls-tree", "-r", "-z", treeish)
     if out is None:
         return None
     tree: dict[str, str] = {}
@@ -93,6 +96,9 @@ def head_tree(root: Path) -> dict[str, str] | None:
         _mode, kind, oid = meta.split(" ")
         if kind == "blob":
             tree[path] = oid
+        elif kind == "commit" and depth < MAX_NESTING:
+            inner = head_tree(root / path, oid, depth + 1) or {}
+            tree.update({f"{path}/{p}": o for p, o in inner.items()})
     return tree
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from donegate.workspace.patterns import matches_any
+from donegate.workspace.runnerfiles import RUNNER_FILES
 from donegate.workspace.writes import Write
 
 WriteKind = Literal["source", "cosmetic", "test", "doc", "config"]
@@ -77,16 +78,7 @@ DEFAULT_CONFIG_GLOBS: tuple[str, ...] = (
     "noxfile.py",
 )
 # Files that can make tests pass without the code under test changing (cheating pattern 2).
-HOOK_FILES: tuple[str, ...] = (
-    "conftest.py",
-    "sitecustomize.py",
-    "usercustomize.py",
-    "*.pth",
-    "pytest.ini",
-    "tox.ini",
-    "setup.cfg",
-    "pyproject.toml",
-)
+HOOK_FILES: tuple[str, ...] = RUNNER_FILES
 
 
 class Rules(NamedTuple):
@@ -121,8 +113,8 @@ def classify(
     1. A path (or a rename's old path) matching a test glob is ``test``.
     2. One matching a config glob is ``config`` (config can change what tests run).
     3. One matching a doc glob is ``doc``.
-    4. A modification whose old and new texts differ only in comments, whitespace and
-       docstrings is ``cosmetic``.
+    4. A modification whose old and new texts differ only in comments and whitespace is
+       ``cosmetic`` (a docstring is code: ``__doc__`` is read at runtime).
     5. Anything else, including a text we could not read, is ``source``.
     """
     paths = [write.path] if write.old_path is None else [write.path, write.old_path]
@@ -143,6 +135,25 @@ def classify(
 
 
 def flags(write: Write) -> tuple[str, ...]:
-    """Warnings about ``write`` beyond its kind: ``test-hook`` for a file that steers tests."""
+    """Warnings about ``write`` beyond its kind.
+
+    ``test-hook``: a file that steers the test runner (see
+    :data:`~donegate.workspace.runnerfiles.RUNNER_FILES`). From the digest a snapshot recorded:
+    ``symlink-outside`` (a symlink whose target is not otherwise seen: its content is in the
+    digest), ``unverifiable`` (a symlinked directory too large to read through: the stop cannot
+    verify) and ``special-file`` (a FIFO, socket or device, never opened).
+    """
     paths = [write.path] if write.old_path is None else [write.path, write.old_path]
-    return ("test-hook",) if any(matches_any(p, HOOK_FILES) for p in paths) else ()
+    found = ["test-hook"] if any(matches_any(p, RUNNER_FILES) for p in paths) else []
+    digest = write.new_digest or ""
+    for prefix, flag in _DIGEST_FLAGS:
+        if digest.startswith(prefix):
+            found.append(flag)
+    return tuple(found)
+
+
+_DIGEST_FLAGS = (
+    ("link:", "symlink-outside"),
+    ("unverifiable:", "unverifiable"),
+    ("special:", "special-file"),
+)

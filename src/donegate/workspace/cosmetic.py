@@ -1,8 +1,9 @@
-"""Whether an edit changes only comments, whitespace and docstrings.
+"""Whether an edit changes only comments and whitespace.
 
-Python is compared by its AST with docstrings removed (``ast.dump`` leaves out line numbers,
-comments and formatting). A docstring holding a doctest (``>>>``) is code that tests run, so it
-is kept. Other languages are compared by their Pygments token streams without comments and
+Python is compared by its AST (``ast.dump`` leaves out line numbers, comments and formatting).
+Docstrings are code: ``__doc__`` is read at runtime (doctests, CLIs built from docstrings,
+``typing`` tricks, a test that asserts on it), so an edit to one is never cosmetic. Other
+languages are compared by their Pygments token streams without comments and
 whitespace; a file no lexer knows is never cosmetic. Anything that does not parse is never
 cosmetic.
 """
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     from pygments.token import _TokenType
 
 _PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
-_DOCSTRING_OWNERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def equivalent(path: str, old: str, new: str) -> bool:
@@ -28,31 +28,16 @@ def equivalent(path: str, old: str, new: str) -> bool:
 
 
 def python_equivalent(old: str, new: str) -> bool:
-    """Whether two Python sources have the same AST apart from docstrings."""
+    """Whether two Python sources have the same AST (docstrings included)."""
     old_dump, new_dump = _python_dump(old), _python_dump(new)
     return old_dump is not None and old_dump == new_dump
 
 
 def _python_dump(source: str) -> str | None:
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+        return ast.dump(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError):
         return None
-    for node in ast.walk(tree):
-        if isinstance(node, _DOCSTRING_OWNERS) and _has_docstring(node.body):
-            node.body = node.body[1:]
-    return ast.dump(tree)
-
-
-def _has_docstring(body: list[ast.stmt]) -> bool:
-    if not body or not isinstance(body[0], ast.Expr):
-        return False
-    value = body[0].value
-    return (
-        isinstance(value, ast.Constant)
-        and isinstance(value.value, str)
-        and ">>>" not in value.value
-    )
 
 
 def tokens_equivalent(path: str, old: str, new: str) -> bool:

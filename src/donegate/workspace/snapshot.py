@@ -1,18 +1,33 @@
 """A snapshot of a working tree: every file donegate considers, with a content digest.
 
-Which files: in a git work tree, the index's files and the untracked files that are not ignored
-(``git ls-files``); elsewhere, a walk of the tree. Either way the ignore patterns
-(:data:`~donegate.workspace.patterns.DEFAULT_IGNORES` plus the caller's) are left out.
+What is seen: git lists paths (hardened, see :mod:`donegate.gitlisting`), but it is a hint of
+where to look, never of what a file holds. Every listed file is ``lstat``-ed and compared with
+donegate's own record from the previous snapshot; a file whose record differs, or that was never
+seen, is read and hashed. No index entry, stat cache, filter, exclude file or monitor of the
+repository can make a changed file look unchanged.
+
+Which files: the index's files; every untracked file except those under the default noise
+directories (``.venv/``, ``node_modules/``...; see :data:`~donegate.workspace.patterns.
+DEFAULT_IGNORES`); nested repositories and submodules, descended. Ignore rules (the tree's
+``.gitignore`` files, the defaults, the caller's ``ignore``) leave a path out only when it cannot
+change what a check runs: runner files, importable code (:data:`~donegate.workspace.runnerfiles.
+WATCHED`) and the caller's ``watch`` globs are always seen. Default ignores apply to untracked
+paths only. Bytecode under ``__pycache__/`` is noise while it matches its source; a ``.pyc``
+without a source, or whose header names another source, is seen. ``.git/info/exclude`` and
+``core.excludesFile`` are not read.
 
 Digests are git blob ids (``sha1`` or ``sha256`` of ``blob <size>\\0<content>``), so a snapshot
 compares directly with ``HEAD``'s tree and git's object database doubles as a store of old
-contents. A symlink's digest is that of its target text, as in git.
+contents. A symlink's digest is that of its target text, as in git; when its target is not
+otherwise seen (it leaves the tree, or lies in an ignored place) the target's content is part of
+the digest (``link:...``), and the files under a linked directory are listed through the link.
+FIFOs, sockets and devices are recorded by kind (``special:...``) and never opened.
 
-Speed: a file whose ``(size, mtime_ns, ctime_ns, inode)`` equals the previous snapshot's is not
-read again. The times serve only as a cache key for hashing, never as the time of a write; the
-ctime is part of the key because a process cannot set it, so an agent that restores an old mtime
-with ``os.utime`` still gets its file read. A file changed too close to the previous snapshot to
-tell by its timestamps (git's "racily clean" case) is read again.
+Speed: a file whose ``(size, mtime_ns, ctime_ns, inode, mode)`` equals the previous snapshot's is
+not read again. The times serve only as a cache key for hashing, never as the time of a write;
+the ctime is part of the key because a process cannot set it, so an agent that restores an old
+mtime with ``os.utime`` still gets its file read. A file changed too close to the previous
+snapshot to tell by its timestamps (git's "racily clean" case) is read again.
 """
 
 from __future__ import annotations
@@ -22,7 +37,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -31,6 +46,7 @@ from donegate.errors import InvalidInput
 from donegate.gitlisting import resolved
 from donegate.workspace import _git
 from donegate.workspace.patterns import DEFAULT_IGNORES, PathFilter
+from donegate.workspace.runnerfiles import WATCHED
 
 Origin = Literal["git", "walk", "head", "empty"]
 Clock = Callable[[], datetime]
@@ -38,9 +54,12 @@ Clock = Callable[[], datetime]
 Keeper = Callable[[str, bytes], None]
 
 KEEP_LIMIT = 256 * 1024
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # entries of five fields (no mode) still read
 _RACY_NS = 2_000_000_000
 _LARGE = 256 * 1024
+# At most this many files are read through a symlink to a directory the snapshot does not see.
+LINKED_LIMIT = 2000
+_PYC_HEADER = 16
 
 
 def utc_now() -> datetime:
@@ -54,10 +73,11 @@ def rfc3339(value: datetime) -> str:
 
 
 class Entry(NamedTuple):
-    """One file: its digest and the stat fields used as the hashing cache key.
+    """One file: its digest and donegate's own stat record of it (the hashing cache key).
 
     A named tuple, not a dataclass: a snapshot holds one per file and loads them by the ten
-    thousand at every agent stop.
+    thousand at every agent stop. ``size`` is -1 where the record must not be trusted next time
+    (the content lies behind a symlink, whose own stat does not change with it).
     """
 
     digest: str
@@ -65,6 +85,7 @@ class Entry(NamedTuple):
     mtime_ns: int = -1
     ctime_ns: int = -1
     inode: int = -1
+    mode: int = -1
 
     def same_stat(self, st: os.stat_result) -> bool:
         """Whether ``st`` carries the same cache key (and so, the same content)."""
@@ -73,7 +94,28 @@ class Entry(NamedTuple):
             and self.mtime_ns == st.st_mtime_ns
             and self.ctime_ns == st.st_ctime_ns
             and self.inode == st.st_ino
+            and self.mode == st.st_mode
         )
+
+    @property
+    def kind(self) -> str:
+        """``file``, ``symlink``, ``fifo``, ``socket``, ``device`` or ``unknown`` (no record)."""
+        return file_kind(self.mode) if self.mode >= 0 else "unknown"
+
+
+def file_kind(mode: int) -> str:
+    """The kind of file an ``st_mode`` describes."""
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "directory" if stat.S_ISDIR(mode) else "unknown"
 
 
 class Snapshot:
@@ -135,26 +177,28 @@ class Snapshot:
         ignore: Sequence[str] = (),
         keep: Keeper | None = None,
         clock: Clock = utc_now,
+        watch: Sequence[str] = (),
+        exclude: Sequence[str] = (),
     ) -> Snapshot:
         """Observe the tree at ``root`` now, reusing ``previous``'s digests where it can.
 
-        ``ignore`` adds patterns to the default ones; ``keep`` receives the contents of freshly
-        read small files that git does not already hold (for classifying later edits).
+        ``ignore`` adds noise patterns to the default ones (they never hide a watched file);
+        ``watch`` adds globs that no ignore rule may hide (``protect``); ``exclude`` names paths
+        never seen at all (donegate's own state directory inside the tree). ``keep`` receives
+        the contents of freshly read small files that git does not already hold.
         """
         top = resolved(root)
         started = time.time_ns()
-        skip = PathFilter((*DEFAULT_IGNORES, *ignore))
+        seen = Seen(ignore, watch, exclude)
         fmt = _git.object_format(top)
         found = _git.listing(top, fmt) if fmt else None
         if found is None:
-            return cls._walked(top, _resolve(previous), skip, keep, clock, started)
-        paths = skip.keep([*found.tracked, *found.untracked])
-        # What git vouches for is its index blob; only the rest is stat'ed and hashed here.
-        clean = {p: Entry(found.tracked[p]) for p in paths if p in found.clean}
-        rest = sorted({p for p in paths if p not in clean})
-        cache = _reusable(_resolve(previous), top, found.object_format) if rest else {}
-        hasher = _Hasher(top, found.object_format, cache)
-        entries = {**clean, **hasher.run(rest, found.tracked, keep)}
+            return cls._walked(top, _resolve(previous), seen, keep, clock, started)
+        paths = _listed(top, found, _walk_dir(top, "", seen, None), seen)
+        known = found.tracked
+        cache = _reusable(_resolve(previous), top, found.object_format)
+        hasher = _Hasher(top, found.object_format, cache, seen)
+        entries = hasher.run(sorted(paths), known, keep)
         # The listing may have begun before this call (a hook starts it early): the snapshot
         # describes the tree from then on, which keeps the racy-clean horizon honest.
         began = min(started, found.began_ns) if found.began_ns else started
@@ -165,23 +209,25 @@ class Snapshot:
         cls,
         top: Path,
         previous: Snapshot | None,
-        skip: PathFilter,
+        seen: Seen,
         keep: Keeper | None,
         clock: Clock,
         started: int,
     ) -> Snapshot:
-        hasher = _Hasher(top, "sha1", _reusable(previous, top, "sha1"))
-        entries = hasher.run(sorted(_walk(top, skip)), {}, keep)
+        hasher = _Hasher(top, "sha1", _reusable(previous, top, "sha1"), seen)
+        entries = hasher.run(sorted(_walk(top, "", seen)), {}, keep)
         return cls(top, clock(), "walk", "sha1", entries, started)
 
     @classmethod
-    def from_head(cls, root: str | Path, *, ignore: Sequence[str] = ()) -> Snapshot:
+    def from_head(
+        cls, root: str | Path, *, ignore: Sequence[str] = (), watch: Sequence[str] = ()
+    ) -> Snapshot:
         """``HEAD``'s tree under ``root`` as a snapshot; empty when there is no commit yet."""
         top = resolved(root)
         fmt = _git.object_format(top)
         tree = (_git.head_tree(top) or {}) if fmt else {}
-        skip = PathFilter((*DEFAULT_IGNORES, *ignore))
-        entries = {p: Entry(oid) for p, oid in tree.items() if not skip.ignored(p)}
+        seen = Seen(ignore, watch)
+        entries = {p: Entry(tree[p]) for p in seen.tracked(tree)}
         return cls(top, utc_now(), "head", fmt or "sha1", entries)
 
     @classmethod
@@ -207,7 +253,7 @@ class Snapshot:
         try:
             if data["version"] != FORMAT_VERSION:
                 raise InvalidInput(f"snapshot format {data['version']!r}, expected 1")
-            entries = {p: Entry._make(e) for p, e in data["entries"].items()}
+            entries = _entries(data["entries"])
             taken_at = datetime.fromisoformat(data["taken_at"].replace("Z", "+00:00"))
             return cls(
                 Path(data["root"]),
@@ -229,8 +275,11 @@ class Snapshot:
 
     def _digest(self) -> str:
         h = hashlib.blake2b(self.algorithm.encode(), digest_size=20)
-        for path in sorted(self.entries):
-            h.update(f"\0{path}\0{self.entries[path].digest}".encode())
+        entries = self.entries
+        # One update of the whole text hashes the same as one per file, and costs less.
+        # surrogateescape: a file name that is not UTF-8 is carried as os.fsdecode maps it.
+        text = "".join([f"\0{path}\0{entries[path].digest}" for path in sorted(entries)])
+        h.update(text.encode("utf-8", "surrogateescape"))
         return h.hexdigest()
 
     def dumps(self) -> str:
@@ -238,79 +287,281 @@ class Snapshot:
         return json.dumps(self.to_json(), separators=(",", ":"))
 
 
+def _entries(data: dict[str, list[Any]]) -> dict[str, Entry]:
+    """Entries from JSON arrays; ``tuple.__new__`` spares ten thousand Python calls a stop."""
+    make = tuple.__new__
+    return {
+        p: make(Entry, e) if len(e) == len(Entry._fields) else Entry(*e) for p, e in data.items()
+    }
+
+
 def _resolve(previous: Snapshot | Callable[[], Snapshot | None] | None) -> Snapshot | None:
     return previous() if callable(previous) else previous
 
 
-def _reusable(previous: Snapshot | None, root: Path, fmt: str) -> dict[str, Entry]:
-    """The previous entries safe to reuse: same tree, same algorithm, not racily clean."""
+def _reusable(previous: Snapshot | None, root: Path, fmt: str) -> tuple[dict[str, Entry], int]:
+    """The previous entries (same tree, same algorithm), and the racy-clean horizon.
+
+    An entry whose mtime or ctime is not before the horizon was written too close to the
+    previous snapshot to trust its timestamps: it is read again.
+    """
     if previous is None or previous.root != root or previous.algorithm != fmt:
-        return {}
+        return {}, 0
     if previous.origin not in ("git", "walk"):
-        return {}
-    horizon = previous.started_ns - _RACY_NS
-    return {
-        p: e
-        for p, e in previous.entries.items()
-        if e.size >= 0 and max(e.mtime_ns, e.ctime_ns) < horizon
-    }
+        return {}, 0
+    return previous.entries, previous.started_ns - _RACY_NS
 
 
-def _walk(root: Path, skip: PathFilter) -> list[str]:
-    """Every file (and symlink) under ``root`` outside ignored directories."""
-    return list(_walk_dir(root, "", skip))
+class Seen:
+    """Which listed paths a snapshot holds: ignore rules hide noise, never what a check runs."""
+
+    def __init__(
+        self, ignore: Sequence[str] = (), watch: Sequence[str] = (), exclude: Sequence[str] = ()
+    ) -> None:
+        self.noise = PathFilter(DEFAULT_IGNORES)
+        self.ignore = PathFilter(ignore)
+        self.watched = PathFilter((*WATCHED, *watch))
+        self.own = PathFilter(exclude)
+
+    def tracked(self, paths: Iterable[str]) -> list[str]:
+        """The tracked ``paths`` seen: all but the caller's noise that no check can run."""
+        if not self.ignore.patterns and not self.own.patterns:
+            return list(paths)
+        return [p for p in paths if not self.own.ignored(p) and self._not_noise(p)]
+
+    def untracked(
+        self, root: Path, paths: Iterable[str], plain: Container[str] | None
+    ) -> list[str]:
+        """The untracked ``paths`` seen; ``plain`` holds those no ``.gitignore`` ignores
+        (``None``: all of them)."""
+        out: list[str] = []
+        for path in paths:
+            if self.own.ignored(path):
+                continue
+            if self.noise.ignored(path):
+                if path.endswith(".pyc") and planted_bytecode(root, path):
+                    out.append(path)
+            elif self._plain(path, plain) or self.watched.ignored(path):
+                out.append(path)
+        return out
+
+    def _plain(self, path: str, plain: Container[str] | None) -> bool:
+        return (plain is None or path in plain) and not self.ignore.ignored(path)
+
+    def _not_noise(self, path: str) -> bool:
+        return not self.ignore.ignored(path) or self.watched.ignored(path)
+
+    def enters(self, rel: str, name: str) -> bool:
+        """Whether a walk enters the directory ``rel`` (``__pycache__``: for planted bytecode)."""
+        if name == ".git" or self.own.ignored_dir(rel):  # a repository's database, not its tree
+            return False
+        return name == "__pycache__" or not self.noise.ignored_dir(rel)
 
 
-def _walk_dir(root: Path, prefix: str, skip: PathFilter) -> Iterator[str]:
+def planted_bytecode(root: Path, path: str) -> bool:
+    """Whether the ``.pyc`` at ``path`` can load code that is not its source's.
+
+    A ``.pyc`` outside ``__pycache__`` is a sourceless module: importable as it lies. One inside
+    is loaded only for its source ``<module>.py`` beside the ``__pycache__`` and only when its
+    header matches that source (mtime and size, or the source's hash): a missing source or a
+    header naming another one is planted. Left open: a body forged under a matching header
+    (donegate's own runs read bytecode from a fresh ``PYTHONPYCACHEPREFIX``, never from here).
+    """
+    parent, _, name = path.rpartition("/")
+    package, _, cache_dir = parent.rpartition("/")
+    if cache_dir != "__pycache__":
+        return True
+    source = root / package / f"{name.split('.', 1)[0]}.py"
     try:
-        children = list(os.scandir(root / prefix if prefix else root))
-    except OSError:
-        return
-    for child in children:
-        rel = f"{prefix}{child.name}"
-        if child.is_dir(follow_symlinks=False):
-            if not skip.ignored_dir(rel):
-                yield from _walk_dir(root, f"{rel}/", skip)
-        elif not skip.ignored(rel):
-            yield rel
+        header = _read(f"{root}{os.sep}{path}", _PYC_HEADER)
+        st = os.stat(source)
+        return not _header_matches(header, source, st)
+    except (OSError, _NotRegular):
+        return True
+
+
+def _header_matches(header: bytes, source: Path, st: os.stat_result) -> bool:
+    if len(header) < _PYC_HEADER:
+        return False
+    if int.from_bytes(header[4:8], "little") & 1:  # hash-based (PEP 552)
+        from importlib.util import source_hash
+
+        return header[8:16] == source_hash(source.read_bytes())
+    mtime = int.from_bytes(header[8:12], "little")
+    size = int.from_bytes(header[12:16], "little")
+    return mtime == int(st.st_mtime) & 0xFFFFFFFF and size == st.st_size & 0xFFFFFFFF
+
+
+def _listed(top: Path, found: _git.Listing, walked: list[str], seen: Seen) -> list[str]:
+    """The paths seen: the walk's files, told tracked or not (and ignored or not) by git.
+
+    Every tracked path is looked at, walked or not (under a default-ignored directory, or gone);
+    an untracked path is noise only by the rules of :class:`Seen`. Files under a nested
+    repository are not git's to judge: none of them is taken as ignored.
+    """
+    tracked = found.tracked
+    untracked = set(walked).difference(tracked)  # a set difference runs in C
+    return [*seen.tracked(tracked), *seen.untracked(top, untracked, _Plain(found))]
+
+
+class _Plain:
+    """The untracked paths no ``.gitignore`` ignores, nested repositories' files included."""
+
+    def __init__(self, found: _git.Listing) -> None:
+        self.paths = found.plain
+        self.nested = tuple(f"{n}/" for n in found.nested)
+
+    def __contains__(self, path: object) -> bool:
+        if path in self.paths:
+            return True
+        return bool(self.nested) and isinstance(path, str) and path.startswith(self.nested)
+
+
+def _walk(root: Path, prefix: str, seen: Seen, limit: int | None = None) -> list[str]:
+    """The files seen under ``root/prefix`` found by walking (no git), as paths from ``root``."""
+    found = _walk_dir(root, prefix, seen, limit)
+    return seen.untracked(root, found, None)
+
+
+def _walk_dir(root: Path, prefix: str, seen: Seen, limit: int | None) -> list[str]:
+    """Every non-directory under ``root/prefix`` in directories a walk enters; at most ``limit``.
+
+    A loop over a stack rather than recursive generators: this runs over every file of the
+    tree at every stop, and each level of ``yield from`` costs every file below it.
+    """
+    out: list[str] = []
+    stack = [prefix]
+    enters = seen.enters
+    while stack:
+        here = stack.pop()
+        try:
+            with os.scandir(root / here if here else root) as it:
+                children = list(it)
+        except OSError:
+            continue
+        for child in children:
+            name = child.name
+            if child.is_dir(follow_symlinks=False):
+                if enters(here + name, name):
+                    stack.append(f"{here}{name}/")
+            elif name != ".git":  # a gitfile: where a nested repository keeps its database
+                out.append(here + name)
+        if limit is not None and len(out) >= limit:
+            break
+    return out
 
 
 class _Hasher:
-    """Stats a list of paths, then digests the files the cache cannot vouch for.
+    """Stats a list of paths, then digests the files donegate's record cannot vouch for.
 
     Stat calls and small files run in this thread; large files are read and hashed in a thread
     pool, where both release the GIL.
     """
 
-    def __init__(self, root: Path, fmt: str, cache: dict[str, Entry]) -> None:
+    def __init__(
+        self, root: Path, fmt: str, reusable: tuple[dict[str, Entry], int], seen: Seen
+    ) -> None:
+        self.root = root
         self.prefix = f"{root}{os.sep}"
         self.fmt = fmt
-        self.cache = cache
+        self.cache, self.horizon = reusable
+        self.seen = seen
         self.known: dict[str, str] = {}
         self.keep: Keeper | None = None
+        self.selected: set[str] = set()
+        self.behind_links: set[str] = set()
+        self._dirs: set[str] | None = None
 
     def run(self, paths: list[str], known: dict[str, str], keep: Keeper | None) -> dict[str, Entry]:
         """Entries for ``paths``; ``keep`` gets contents that ``known`` (the index) lacks."""
-        self.known, self.keep = known, keep
+        self.known, self.keep, self.selected = known, keep, set(paths)
         entries: dict[str, Entry] = {}
         todo: list[tuple[str, os.stat_result]] = []
-        for path in paths:
+        queue, cache, prefix, horizon = list(paths), self.cache, self.prefix, self.horizon
+        lstat, is_dir, is_link = os.lstat, stat.S_ISDIR, stat.S_ISLNK
+        for path in queue:  # grows while it runs: files reached through a linked directory
             try:
-                st = os.lstat(self.prefix + path)
+                st = lstat(prefix + path)
             except FileNotFoundError:
                 continue  # listed by git but gone from the tree: a deletion
             except OSError:
                 entries[path] = Entry("unreadable:stat")
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                continue  # a nested repository or submodule checkout, not a file of this tree
-            cached = self.cache.get(path)
-            if cached is not None and cached.same_stat(st):
+            mode = st.st_mode
+            if is_dir(mode):
+                continue  # a directory git listed (an empty submodule): its files come apart
+            if is_link(mode):
+                entries[path], reached = self._link(path, st)
+                queue.extend(reached)
+                continue
+            # Entry.same_stat and the racy-clean test, inlined: this runs for every file.
+            cached = cache.get(path)
+            if (
+                cached is not None
+                and cached[2] == st.st_mtime_ns
+                and cached[3] == st.st_ctime_ns
+                and cached[1] == st.st_size
+                and cached[4] == st.st_ino
+                and cached[5] == mode
+                and cached[2] < horizon
+                and cached[3] < horizon
+            ):
                 entries[path] = cached
             else:
                 todo.append((path, st))
         entries.update(self._hash_all(todo))
         return entries
+
+    def _link(self, path: str, st: os.stat_result) -> tuple[Entry, list[str]]:
+        """A symlink's entry, and the files to read through it when its target is not seen."""
+        full = self.prefix + path
+        try:
+            base = blob_id(self.fmt, os.fsencode(os.readlink(full)))
+            real = os.path.realpath(full)
+            target = os.stat(real)
+        except OSError:  # dangling, or a loop: its text is all there is to it
+            return self._record(base if "base" in locals() else "unreadable:link", st), []
+        rel = real[len(self.prefix) :] if real.startswith(self.prefix) else None
+        if path in self.behind_links:
+            return self._record(base, st), []  # one level through links, no loops
+        if stat.S_ISDIR(target.st_mode):
+            if rel is not None and self._covered(rel):
+                return self._record(base, st), []
+            return self._through(path, base, st)
+        if rel is not None and rel in self.selected:
+            return self._record(base, st), []  # the target is seen at its own path
+        try:
+            content = _read(real)
+        except _NotRegular as special:
+            return self._record(f"link:{base}:{special.digest}", st, size=-1), []
+        except OSError:
+            return self._record(f"link:{base}:unreadable", st, size=-1), []
+        # The link's own stat does not change with its target's content: never reused.
+        return self._record(f"link:{base}:{blob_id(self.fmt, content)}", st, size=-1), []
+
+    def _through(self, path: str, base: str, st: os.stat_result) -> tuple[Entry, list[str]]:
+        files = _walk(self.root, f"{path}/", self.seen, LINKED_LIMIT)
+        if len(files) >= LINKED_LIMIT:
+            # Too much to read through a link at every stop: a write every time, never settled.
+            return self._record(f"unverifiable:link-dir:{time.time_ns()}", st, size=-1), []
+        self.behind_links.update(files)
+        return self._record(base, st), files
+
+    def _covered(self, rel: str) -> bool:
+        """Whether the snapshot already sees files under the directory ``rel``."""
+        if self._dirs is None:
+            self._dirs = set()
+            for path in self.selected:
+                parent = path.rpartition("/")[0]
+                while parent and parent not in self._dirs:
+                    self._dirs.add(parent)
+                    parent = parent.rpartition("/")[0]
+        return rel in self._dirs
+
+    @staticmethod
+    def _record(digest: str, st: os.stat_result, size: int | None = None) -> Entry:
+        own = st.st_size if size is None else size
+        return Entry(digest, own, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
 
     def _hash_all(self, todo: list[tuple[str, os.stat_result]]) -> list[tuple[str, Entry]]:
         # Small files hash fastest in this thread: hashlib keeps the GIL below 2 KiB and
@@ -327,15 +578,15 @@ class _Hasher:
 
     def _entry(self, item: tuple[str, os.stat_result]) -> tuple[str, Entry]:
         path, st = item
-        digest = self._digest(path, st)
-        return path, Entry(digest, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        return path, self._record(self._digest(path, st), st)
 
     def _digest(self, path: str, st: os.stat_result) -> str:
-        full = self.prefix + path
+        if not stat.S_ISREG(st.st_mode):
+            return special_digest(st)  # a FIFO, socket or device: never opened
         try:
-            if stat.S_ISLNK(st.st_mode):
-                return blob_id(self.fmt, os.fsencode(os.readlink(full)))
-            content = _read(full)
+            content = _read(self.prefix + path)
+        except _NotRegular as special:
+            return special.digest  # swapped for a special file since the lstat
         except OSError:
             # Fail closed: an unreadable file is a write whenever its stat changes.
             return f"unreadable:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
@@ -345,9 +596,31 @@ class _Hasher:
         return digest
 
 
-def _read(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
+def special_digest(st: os.stat_result) -> str:
+    """The digest of a file that is not read: its kind (and a device's number)."""
+    kind = file_kind(st.st_mode)
+    return f"special:{kind}:{st.st_rdev}" if kind == "device" else f"special:{kind}"
+
+
+class _NotRegular(Exception):
+    """What was opened is not a regular file (it was swapped since its lstat)."""
+
+    def __init__(self, st: os.stat_result) -> None:
+        super().__init__(file_kind(st.st_mode))
+        self.digest = special_digest(st)
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _read(path: str, limit: int = -1) -> bytes:
+    """The bytes of the regular file at ``path``: never follows a last symlink, never blocks."""
+    fd = os.open(path, _OPEN_FLAGS)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _NotRegular(st)
+        return f.read(limit)
 
 
 def blob_id(fmt: str, content: bytes) -> str:

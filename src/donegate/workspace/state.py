@@ -7,6 +7,7 @@ Layout in the state directory (outside the working tree, so the agent cannot edi
     workspaces/<workspace id>/sessions/<session>/baseline.json
     workspaces/<workspace id>/sessions/<session>/verified.json
     workspaces/<workspace id>/sessions/<session>/journal.jsonl
+    workspaces/<workspace id>/sessions/<session>/environment-{baseline,verified}.json
     blobs/<digest[:2]>/<digest[2:]>              old texts, shared by all workspaces
 
 The workspace id is a hash of the resolved path. A session without a baseline (it began before
@@ -15,6 +16,10 @@ for: ``HEAD``'s tree in a git repository, so that the agent's uncommitted and un
 are all writes; outside git, an empty tree, so that every file counts as a write (nothing
 outside git says what the tree was before). Once pinned, it stays, so a commit made by the agent
 later does not hide its writes.
+
+The interpreter environments (:mod:`donegate.workspace.interpreter`) are digested beside each
+baseline and verified snapshot; a change there comes out as a synthetic write of kind
+``config`` flagged ``interpreter``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from pathlib import Path
 
 from donegate.errors import InvalidInput
 from donegate.gitlisting import has_head, resolved
+from donegate.workspace import interpreter
 from donegate.workspace._files import write_atomic
 from donegate.workspace.blobs import BlobStore
 from donegate.workspace.classify import ClassifiedWrite, Rules, classify, flags
@@ -65,12 +71,17 @@ class WorkspaceState:
         *,
         ignore: Sequence[str] = (),
         clock: Clock = utc_now,
+        watch: Sequence[str] = (),
+        interpreters: Sequence[str | Path] = (),
     ) -> None:
         self.state_dir = resolved(state_dir)
         self.root = resolved(root)
         self.session_id = session_id
         self.clock = clock
-        self.ignore = (*ignore, *_inside(self.state_dir, self.root))
+        self.ignore = tuple(ignore)
+        self.watch = tuple(watch)  # globs no ignore rule may hide (``protect``)
+        self.exclude = _inside(self.state_dir, self.root)
+        self.interpreters = tuple(interpreters)  # the test command's, beside .venv/ and venv/
         self._dir = self.state_dir / "workspaces" / workspace_id(self.root)
         self._session = session_dir(self.state_dir, self.root, session_id)
         self.blobs = BlobStore(self.state_dir / "blobs", self.root)
@@ -81,10 +92,12 @@ class WorkspaceState:
         latest = self._dir / "latest.json"
         snap = Snapshot.take(
             self.root,
-            lambda: self._load(latest),  # the hashing cache, read only if git can't vouch
+            lambda: self._load(latest),  # donegate's own stat record of every file
             ignore=self.ignore,
             keep=self.blobs.keep,
             clock=self.clock,
+            watch=self.watch,
+            exclude=self.exclude,
         )
         if self._fingerprint(latest) != snap.fingerprint:
             self._save(latest, snap)  # unchanged: the cache still holds
@@ -92,11 +105,21 @@ class WorkspaceState:
             write_atomic(self._dir / "root", str(self.root).encode())
         return snap
 
+    def last_observed(self) -> Snapshot | None:
+        """The newest snapshot any session took of this workspace (before this one's)."""
+        return self._load(self._dir / "latest.json")
+
     def take_baseline(self) -> Snapshot:
         """Observe the tree now and make it this session's baseline."""
         snap = self.snapshot()
         self._save(self._session / "baseline.json", snap)
+        self._save_environment("baseline", self.environment())
         return snap
+
+    def environment(self) -> interpreter.Digest:
+        """The interpreter environments' digest now (see :mod:`donegate.workspace.interpreter`)."""
+        found = interpreter.environments(self.root, self.interpreters)
+        return interpreter.digest(self.root, found)
 
     def ensure_baseline(self) -> Snapshot:
         """This session's baseline; the tree as it is now if it has none yet."""
@@ -108,10 +131,14 @@ class WorkspaceState:
         stored = self._load(self._session / "baseline.json")
         if stored is not None:
             return stored
-        pinned = Snapshot.from_head(self.root, ignore=self.ignore)
+        pinned = Snapshot.from_head(
+            self.root, ignore=(*self.ignore, *self.exclude), watch=self.watch
+        )
         if not pinned.entries and not has_head(self.root):
             pinned = Snapshot.empty(self.root, pinned.algorithm)
         self._save(self._session / "baseline.json", pinned)
+        if self._load_environment("baseline") is None:
+            self._save_environment("baseline", self.environment())  # the earliest we can know
         return pinned
 
     def verified(self) -> Snapshot | None:
@@ -121,6 +148,7 @@ class WorkspaceState:
     def mark_verified(self, snapshot: Snapshot) -> None:
         """Record ``snapshot`` as verified: later, only writes since it need verifying."""
         self._save(self._session / "verified.json", snapshot)
+        self._save_environment("verified", self.environment())
 
     def reference(self) -> Snapshot:
         """What writes are counted from: the last verified snapshot, else the baseline."""
@@ -133,11 +161,22 @@ class WorkspaceState:
     def writes_since_verified(self, current: Snapshot | None = None) -> list[Write]:
         """The writes from :meth:`reference` to ``current`` (default: a snapshot taken now)."""
         current = current or self.snapshot()
+        environment = self._environment_writes(current)
         # The common stop changed nothing: comparing fingerprints spares loading the reference.
         name = "verified.json" if self.has_verified() else "baseline.json"
         if self._fingerprint(self._session / name) == current.fingerprint:
+            return environment
+        return diff(self.reference(), current) + environment
+
+    def _environment_writes(self, current: Snapshot) -> list[Write]:
+        """The interpreter environments' changes since the reference, as synthetic writes."""
+        before = self._load_environment("verified") if self.has_verified() else None
+        before = before if before is not None else self._load_environment("baseline")
+        now = self.environment()
+        if before is None:  # a session from before environments were digested: from now on
+            self._save_environment("baseline", now)
             return []
-        return diff(self.reference(), current)
+        return interpreter.changes(before, now, current.taken_at)
 
     def classified_since_verified(
         self, rules: Rules | None = None, current: Snapshot | None = None
@@ -153,6 +192,9 @@ class WorkspaceState:
         rules = rules or Rules()
         out: list[ClassifiedWrite] = []
         for write in writes:
+            if interpreter.is_synthetic(write.path):
+                out.append(ClassifiedWrite(write, "config", ("interpreter",)))
+                continue
             old = self.blobs.text(write.old_digest) if write.change == "modified" else None
             new = self._current_text(write, current) if old is not None else None
             kind = classify(write, old, new, rules)
@@ -188,6 +230,22 @@ class WorkspaceState:
         fingerprint.unlink(missing_ok=True)
         write_atomic(path, snapshot.dumps().encode())
         write_atomic(fingerprint, snapshot.fingerprint.encode())
+
+    def _save_environment(self, name: str, items: interpreter.Digest) -> None:
+        data = json.dumps(items, sort_keys=True, separators=(",", ":"))
+        write_atomic(self._session / f"environment-{name}.json", data.encode())
+
+    def _load_environment(self, name: str) -> interpreter.Digest | None:
+        path = self._session / f"environment-{name}.json"
+        try:
+            data = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise InvalidInput(f"cannot read workspace state {path}: {exc}") from None
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            raise InvalidInput(f"not an environment digest: {path}")
+        return {str(k): v for k, v in data.items()}
 
     def _fingerprint(self, path: Path) -> str | None:
         try:

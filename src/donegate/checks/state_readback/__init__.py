@@ -2,7 +2,13 @@
 
 Backends, by ``source``: SQL through SQLAlchemy (``sqlite:``, ``postgresql:``, ``mysql:``,
 ``mariadb:`` URLs), ``redis://``, an ``http(s)://`` JSON resource, a local ``.json``/``.toml``
-file (``file:`` or a bare path), or ``python:pkg.mod:func``. Every backend only reads.
+file (``file:`` or a bare path), or ``python:pkg.mod:func``. Every backend only reads: a SQL
+query must parse as one plain read, and runs in a session the server keeps read-only (see
+:mod:`.sql`).
+
+The whole read ends by ``timeout_s`` (a deadline, not a per-operation timeout): a read that
+passes it is no observation (``absent``), never a pass. HTTP and file bodies are read up to
+``max_body_bytes``.
 
 Exactly one record counts. None found is an observation that the claimed state is not there: each
 expected key is observed as null, which contradicts the claim. Several are ambiguous: no
@@ -13,10 +19,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue, model_validator
 
+from donegate.checks._deadline import Deadline, DeadlineExceeded, call_by
+from donegate.checks._http import DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_LIMIT
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
 from donegate.checks.state_readback import files, http_json, python_callable, redisdb, sql
 from donegate.checks.state_readback._base import MAX_RECORDS, ReadError, Records
@@ -28,11 +36,13 @@ _PYTHON = re.compile(r"^python:[\w.]+:\w+$")
 _KEYS: dict[Backend, tuple[str, ...]] = {
     "sql": ("query", "params"),
     "redis": ("key", "redis_type", "path"),
-    "http": ("path", "headers"),
-    "file": ("path",),
+    "http": ("path", "headers", "max_body_bytes"),
+    "file": ("path", "max_body_bytes"),
     "python": ("params",),
 }
-_OPTIONAL = ("query", "params", "key", "redis_type", "path", "headers")
+_OPTIONAL = ("query", "params", "key", "redis_type", "path", "headers", "max_body_bytes")
+# Each backend ends by the deadline on its own; this watch is for one that does not.
+WATCH_GRACE_S = 1.0
 
 
 def backend_of(source: str) -> Backend | None:
@@ -62,6 +72,7 @@ class StateReadbackSettings(CheckSettings):
     path: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     timeout_s: PositiveSeconds = 10.0
+    max_body_bytes: Annotated[int, Field(gt=0, le=MAX_BODY_BYTES_LIMIT)] = DEFAULT_MAX_BODY_BYTES
 
     @model_validator(mode="after")
     def _fits_its_backend(self) -> StateReadbackSettings:
@@ -93,9 +104,14 @@ class StateReadback:
     settings_model = StateReadbackSettings
 
     def collect(self, settings: StateReadbackSettings, context: CheckContext) -> Observation:
-        """Read the record and compare only what the expectation names."""
+        """Read the record by the deadline and compare only what the expectation names."""
+        deadline = Deadline(settings.timeout_s)
+        read = _reader(settings, context, deadline)
         try:
-            records = _reader(settings, context)()
+            records = call_by(deadline, read, "the readback", grace_s=WATCH_GRACE_S)
+        except DeadlineExceeded as exc:
+            why = f"deadline: {exc}; no observation"
+            return Observation.absent(context.redactor.text(why), timeout_s=settings.timeout_s)
         except ReadError as exc:
             return Observation.absent(context.redactor.text(f"could not read: {exc}"))
         return judge(records, settings.expected)
@@ -104,17 +120,19 @@ class StateReadback:
 STATE_READBACK = StateReadback()
 
 
-def _reader(settings: StateReadbackSettings, context: CheckContext) -> Callable[[], Records]:
+def _reader(
+    settings: StateReadbackSettings, context: CheckContext, deadline: Deadline
+) -> Callable[[], Records]:
     backend = settings.backend()
     if backend == "sql":
-        return lambda: sql.read(settings, context.base_dir)
+        return lambda: sql.read(settings, context.base_dir, deadline)
     if backend == "redis":
-        return lambda: redisdb.read(settings)
+        return lambda: redisdb.read(settings, deadline)
     if backend == "http":
-        return lambda: http_json.read(settings)
+        return lambda: http_json.read(settings, deadline)
     if backend == "file":
         return lambda: files.read(settings, context.base_dir)
-    return lambda: python_callable.read(settings)
+    return lambda: python_callable.read(settings, deadline)
 
 
 def judge(records: Records, expected: dict[str, JsonValue]) -> Observation:

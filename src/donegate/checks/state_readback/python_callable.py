@@ -2,35 +2,36 @@
 
 ``python:pkg.mod:func`` is called with ``params`` as keyword arguments and returns the record (a
 mapping), None when there is none, or a list of records.
+
+The call runs in a thread. Python cannot stop a thread, so one that overruns the deadline is left
+behind (a daemon thread: it never keeps the process from exiting); the check ends at the deadline
+and reports no observation, and whatever the call returns later is dropped.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
+from donegate.checks._deadline import DeadlineExceeded, call_by
 from donegate.checks.state_readback._base import ReadError, Records, records_at
 
 if TYPE_CHECKING:
+    from donegate.checks._deadline import Deadline
     from donegate.checks.state_readback import StateReadbackSettings
 
 
-def read(settings: StateReadbackSettings) -> Records:
-    """Call the function; a timeout or an exception is no observation."""
+def read(settings: StateReadbackSettings, deadline: Deadline) -> Records:
+    """Call the function; an overrun deadline or an exception is no observation."""
     function = _resolve(settings.source.removeprefix("python:"))
-    # A thread cannot be killed: on timeout it is abandoned, and the check reports no observation.
-    pool = ThreadPoolExecutor(max_workers=1)
+    what = f"the callable {settings.source}"
     try:
-        value = pool.submit(function, **settings.params).result(timeout=settings.timeout_s)
-    except FutureTimeout:
-        raise ReadError(f"the callable did not return within {settings.timeout_s:g} s") from None
+        value = call_by(deadline, lambda: function(**settings.params), what)
+    except DeadlineExceeded as exc:
+        raise DeadlineExceeded(f"{exc} (its thread is left behind)") from None
     except Exception as exc:
         raise ReadError(f"the callable raised {type(exc).__name__}: {exc}") from None
-    finally:
-        pool.shutdown(wait=False)
     return records_at(value, None)
 
 

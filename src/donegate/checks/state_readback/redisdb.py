@@ -1,4 +1,5 @@
-"""Redis readback: a string, a hash, or a JSON document at one key; only read commands."""
+"""Redis readback: a string, a hash, or a JSON document at one key; only read commands, each
+bounded by what is left of the check's deadline."""
 
 from __future__ import annotations
 
@@ -8,25 +9,28 @@ from typing import TYPE_CHECKING, Any
 from donegate.checks.state_readback._base import ReadError, Records, records_at
 
 if TYPE_CHECKING:
+    from donegate.checks._deadline import Deadline
     from donegate.checks.state_readback import StateReadbackSettings
 
 _JSON_TYPE = "ReJSON-RL"  # the RedisJSON module's type name
 
 
-def read(settings: StateReadbackSettings) -> Records:
+def read(settings: StateReadbackSettings, deadline: Deadline) -> Records:
     """The record at ``settings.key``: none when the key does not exist."""
     import redis
 
     assert settings.key is not None
     client = redis.Redis.from_url(
         settings.source,
-        socket_timeout=settings.timeout_s,
-        socket_connect_timeout=settings.timeout_s,
+        socket_timeout=max(deadline.remaining(), 0.001),
+        socket_connect_timeout=max(deadline.remaining(), 0.001),
         decode_responses=True,
     )
     try:
         return _read(client, settings.key, settings.redis_type, settings.path)
     except redis.RedisError as exc:
+        if deadline.expired():
+            raise deadline.exceeded("the Redis read") from None
         raise ReadError(f"{type(exc).__name__}: {exc}") from None
     finally:
         client.close()

@@ -68,7 +68,8 @@ class HookAnswer(NamedTuple):
 
 
 class HostOutput(NamedTuple):
-    """What the hook process writes and how it exits."""
+    """What the hook process writes and how it exits (``stderr``: for hosts that show only that)."""
 
     stdout: str
     exit_code: int = 0
+    stderr: str = ""

@@ -1,0 +1,123 @@
+"""The cost of a sealed run: seal (copy + check every file) + pytest, against pytest run directly.
+
+Run: ``.venv/bin/python benchmarks/sealed_run.py [--files N] [--tests T] [--repeat R]``.
+
+Two trees, each with a suite of T quick tests (default 50) under ``tests/`` and its code under
+``src/``: a small one (just the suite), and the snapshot benchmark's git repository of N small
+files (default 10,000) with the same suite added. For each, in the same run and as the median of
+R repeats, run alternately so that both see the same machine:
+  1. ``python -m pytest -q tests`` in the live tree (the baseline);
+  2. ``seal(snapshot)`` + the same command in the copy, with the seal's import path; the copy is
+     removed at the end, and that is timed too;
+  3. ``cp -r --reflink=auto`` of the tree and ``rm -rf`` of the result: the floor the file system
+     sets for any copy (the seal also hashes every file it copies).
+The snapshot itself is not timed: the stop hook takes it whatever happens. Prints milliseconds,
+the seal's share and the ratio to the baseline. File creation dominates the seal: run with
+``--dir`` on the file system that holds donegate's state directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import workspace_snapshot  # the benchmarks folder is on sys.path when run as a script
+from donegate.checks.sealed import seal
+from donegate.workspace import Snapshot
+
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+
+
+def add_suite(root: Path, tests: int) -> None:
+    """``tests`` quick tests of a small package under ``src/``, importable through the ini file."""
+    (root / "src" / "calc").mkdir(parents=True)
+    (root / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "tests").mkdir()
+    body = "import calc\n\n" + "".join(
+        f"def test_add_{i}():\n    assert calc.add({i}, 1) == {i + 1}\n\n" for i in range(tests)
+    )
+    (root / "tests" / "test_calc.py").write_text(body)
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = src\n")
+
+
+def run_pytest(cwd: Path, pythonpath: tuple[str, ...] = ()) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(pythonpath)
+    result = subprocess.run(PYTEST, cwd=cwd, env=env, capture_output=True, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"pytest failed in {cwd}: {result.stdout.decode()[-2000:]}")
+
+
+def direct_s(root: Path) -> float:
+    start = time.perf_counter()
+    run_pytest(root)
+    return time.perf_counter() - start
+
+
+def sealed_s(snapshot: Snapshot, state: Path) -> tuple[float, float]:
+    """Total time of seal + pytest + removal, and of the seal alone."""
+    start = time.perf_counter()
+    with seal(snapshot, state_dir=state, site_dirs=()) as sealed:
+        copied = time.perf_counter()
+        if sealed.findings:
+            raise SystemExit(f"unexpected findings: {sealed.findings[:3]}")
+        run_pytest(sealed.root, sealed.pythonpath)
+    return time.perf_counter() - start, copied - start
+
+
+def copy_floor_s(root: Path, state: Path) -> float:
+    """``cp -r`` of the tree and ``rm -rf`` of the copy."""
+    target = state / "cp-floor"
+    start = time.perf_counter()
+    subprocess.run(["cp", "-r", "--reflink=auto", str(root), str(target)], check=True)
+    subprocess.run(["rm", "-rf", str(target)], check=True)
+    return time.perf_counter() - start
+
+
+def measure(name: str, root: Path, state: Path, repeat: int) -> None:
+    snapshot = Snapshot.take(root)
+    runs: dict[str, list[float]] = {"direct": [], "total": [], "seal": [], "floor": []}
+    for _ in range(repeat):
+        runs["direct"].append(direct_s(root))
+        whole, copy = sealed_s(snapshot, state)
+        runs["total"].append(whole)
+        runs["seal"].append(copy)
+        runs["floor"].append(copy_floor_s(root, state))
+    base, both, only, floor = (statistics.median(runs[k]) * 1000 for k in runs)
+    print(f"{name}: {len(snapshot.entries)} files in the snapshot")
+    print(f"  pytest directly              {base:8.1f} ms")
+    print(f"  seal alone                   {only:8.1f} ms  {only / base:5.2f}x pytest")
+    print(f"  seal + pytest + removal      {both:8.1f} ms  {both / base:5.2f}x pytest")
+    print(f"  cp -r + rm -rf (the floor)   {floor:8.1f} ms  {floor / base:5.2f}x pytest")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--tests", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--dir", default=None, help="where to build the trees and the copies")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="donegate-bench-", dir=args.dir) as tmp:
+        small, large, state = Path(tmp) / "small", Path(tmp) / "large", Path(tmp) / "state"
+        small.mkdir()
+        add_suite(small, args.tests)
+        large.mkdir()
+        workspace_snapshot.make_repo(large, args.files)
+        add_suite(large, args.tests)
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        cpus = os.cpu_count()
+        print(f"median of {args.repeat} runs, {cpus} CPUs (load {load}), {args.tests} tests:")
+        measure("small suite", small, state, args.repeat)
+        measure(f"{args.files}-file git tree + the suite", large, state, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+"""A sealed run: the checks run on a private copy of the exact bytes donegate hashed at a stop.
+
+::
+
+    with seal(snapshot, state_dir=state_dir) as sealed:
+        done = collect(claim, config, sealed=sealed)
+
+The copy lives in the state directory (``<state>/sealed/<name>/tree``), outside the working tree
+and outside what host sandboxes let an agent write, so no process of the agent can change it
+while the checks run. Every file is checked against the snapshot's digest as it is copied; a file
+changed since (or deleted, or unreadable) is a finding, and a run with findings does not count.
+The code under test is imported from the copy even when the project is installed in editable
+mode (see :mod:`donegate.checks._importroots`); the project's virtualenv, ``node_modules/`` and
+other ignored paths are linked to the live tree (see :mod:`donegate.checks._copytree`).
+
+The copy is removed when the ``with`` block ends, whatever ends it. A copy whose owner died (a
+hook killed mid-check) is removed by the next seal: each owner holds a lock on its copy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import stat
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from donegate import statedir
+from donegate.checks._copytree import TreeCopier
+from donegate.checks._importroots import import_roots, site_dirs_of
+
+if TYPE_CHECKING:
+    from donegate.workspace import Snapshot
+
+SEALED_DIR = "sealed"
+LOCK_FILE = "lock"
+# A copy younger than this may still be taking its lock: never swept.
+SWEEP_AFTER_S = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Sealed:
+    """A sealed copy of a workspace.
+
+    ``root`` is the copy of ``workspace``; ``pythonpath`` the import roots to put first so that
+    the code under test is imported from the copy; ``findings`` say why a run on this copy would
+    not be a run on the hashed bytes (empty when it would be); ``linked`` lists the ignored paths
+    linked to the live tree.
+    """
+
+    root: Path
+    pythonpath: tuple[str, ...]
+    findings: list[str]
+    workspace: Path
+    linked: tuple[str, ...] = ()
+
+    @property
+    def counts(self) -> bool:
+        """Whether a run on this copy is a run on the hashed bytes."""
+        return not self.findings
+
+    def workdir(self, base_dir: Path) -> Path | None:
+        """The copy of ``base_dir``; None when it lies outside the sealed workspace."""
+        try:
+            return self.root / Path(base_dir).resolve().relative_to(self.workspace)
+        except ValueError:
+            return None
+
+    def unsealed(self, text: str) -> str:
+        """``text`` with the copy's paths written as the workspace's, for evidence and feedback."""
+        return text.replace(str(self.root), str(self.workspace))
+
+
+@contextlib.contextmanager
+def seal(
+    snapshot: Snapshot,
+    *,
+    state_dir: str | Path | None = None,
+    site_dirs: Iterable[Path] | None = None,
+) -> Iterator[Sealed]:
+    """A private copy of ``snapshot``'s files, checked byte for byte, removed afterwards.
+
+    ``state_dir`` defaults to donegate's state directory; ``site_dirs`` (where to look for the
+    project's editable installs) to its in-tree virtualenvs, ``$VIRTUAL_ENV`` and donegate's own.
+    """
+    parent = _sealed_dir(state_dir)
+    sweep(parent)
+    place = Path(tempfile.mkdtemp(prefix="seal-", dir=parent))
+    with _held(place / LOCK_FILE):
+        try:
+            yield _build(snapshot, place, site_dirs)
+        finally:
+            remove(place)
+
+
+def _sealed_dir(state_dir: str | Path | None) -> Path:
+    base = statedir.ensure(state_dir).resolve()
+    parent = base / SEALED_DIR
+    parent.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(parent, 0o700)  # whoever made it first: only its owner may enter
+    return parent
+
+
+@contextlib.contextmanager
+def _held(lock: Path) -> Iterator[IO[str]]:
+    with lock.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield handle
+
+
+def _build(snapshot: Snapshot, place: Path, site_dirs: Iterable[Path] | None) -> Sealed:
+    live = Path(snapshot.root)
+    copy = place / "tree"
+    try:
+        os.mkdir(copy, 0o700)
+        entries = {path: entry.digest for path, entry in snapshot.entries.items()}
+        copied = TreeCopier(live, copy, snapshot.algorithm).run(entries)
+        dirs = site_dirs_of(live) if site_dirs is None else site_dirs
+        roots = import_roots(live, copy, place / "imports", dirs)
+    except OSError as exc:  # fail closed: no copy, no sealed run
+        finding = f"could not make the sealed copy: {exc.strerror or exc} ({exc.filename})"
+        return Sealed(copy, (), [finding], live)
+    findings = [_printable(f) for f in (*copied.findings, *roots.findings)]
+    return Sealed(copy, roots.pythonpath, findings, live, tuple(copied.linked))
+
+
+def _printable(text: str) -> str:
+    """A finding that names a non-UTF-8 path, safe to put in JSON."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def sweep(parent: Path, *, now: Callable[[], float] = time.time) -> list[Path]:
+    """Remove the copies under ``parent`` whose owner is gone; the ones removed."""
+    removed = []
+    for place in _listing(parent):
+        if _abandoned(place, now()):
+            remove(place)
+            removed.append(place)
+    return removed
+
+
+def _listing(parent: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(parent) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _abandoned(place: Path, now: float) -> bool:
+    try:
+        if now - place.lstat().st_mtime < SWEEP_AFTER_S:
+            return False
+        handle = (place / LOCK_FILE).open("a")
+    except FileNotFoundError:
+        return True  # an old copy that never took its lock
+    except OSError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # its owner is alive and running checks
+        return True
+
+
+def remove(path: Path) -> None:
+    """Remove a copy, even one whose tests made directories read-only."""
+    shutil.rmtree(path, onerror=_writable_and_retry)
+
+
+def _writable_and_retry(func: Callable[..., Any], path: str, _exc: Any) -> None:
+    with contextlib.suppress(OSError):
+        parent = os.path.dirname(path)
+        os.chmod(parent, stat.S_IRWXU)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, stat.S_IRWXU)
+        func(path)

@@ -1,0 +1,85 @@
+"""The gate over a workspace, for any host: all that the host adapters' hook calls reach.
+
+``on_start`` (a session starts, or the person sends a prompt), ``on_tool_use`` (a tool reported
+what it wrote or ran) and ``on_stop`` (the agent wants to stop). Each imports what its event
+needs, when it needs it: a tool call's journal entry stays cheap, and a stop that changed nothing
+never imports the claim models or the collectors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from donegate.session.event import HookAnswer, HookEvent, ToolUse
+
+if TYPE_CHECKING:
+    from donegate.session.stop import StopResult
+
+__all__ = ["HookAnswer", "HookEvent", "ToolUse", "on_start", "on_stop", "on_tool_use"]
+
+
+SUBAGENT = "#agent-"
+
+
+def on_stop(event: HookEvent, state_dir: Path) -> StopResult:
+    """Decide a stop: the whole pipeline (:func:`donegate.session.stop.decide_stop`).
+
+    A subagent's stop is gated under its own session key (``<session>#agent-<id>``), with its
+    own budgets, so it never spends the parent's; it starts from the parent's root, pinned
+    configuration and baseline, and the parent's own stop is still judged on every write.
+    """
+    from donegate.session.layout import Layout
+    from donegate.session.stop import decide_stop
+
+    if event.subagent is not None:
+        event = event._replace(session_id=f"{event.session_id}{SUBAGENT}{event.subagent}")
+    return decide_stop(event, Layout(state_dir))
+
+
+def parent_session(session_id: str) -> str | None:
+    """The session a subagent's session key belongs to (None: not a subagent's)."""
+    parent, found, _ = session_id.partition(SUBAGENT)
+    return parent if found else None
+
+
+def on_start(event: HookEvent, state_dir: Path) -> None:
+    """Session start or a new prompt: pin the root and configuration, take the baseline.
+
+    A later prompt in the same session keeps the first baseline: the agent's unverified writes
+    from an earlier turn stay writes.
+    """
+    from donegate.session.layout import Layout, locked
+    from donegate.session.workspace import Workspace
+
+    layout = Layout(state_dir)
+    with locked(layout.lock(event.session_id)):
+        space = Workspace.open(layout, event)
+        space.settings()
+        space.baseline()
+
+
+def on_tool_use(event: HookEvent, state_dir: Path) -> None:
+    """Journal what a tool reported writing or running (the snapshot stays the truth)."""
+    from donegate.session.layout import Layout
+    from donegate.session.workspace import Workspace
+
+    use = event.tool_use
+    if use is None:
+        return
+    space = Workspace.open(Layout(state_dir), event)
+    journal = space.state.journal
+    for path in use.paths or (None,):
+        journal.record(use.tool, path=_relative(path, space.root), command=use.command)
+
+
+def _relative(path: str | None, root: Path) -> str | None:
+    if path is None:
+        return None
+    candidate = Path(path)
+    if candidate.is_absolute():
+        try:
+            return candidate.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            return path
+    return candidate.as_posix()

@@ -1,0 +1,160 @@
+"""The receipt of a stop, and its one writer: opened as *pending* before anything runs.
+
+A hook can be killed mid-check (the host's timeout, a crash, the person's Ctrl-C). A receipt
+written last would then never exist; this one exists from the start and says "pending". The next
+hook call in the workspace finds it, sees that no live process owns it (the session's lock is
+free, or it is this very session, whose lock we hold), and closes it as interrupted: not verified,
+and the person is told.
+
+A ledger that cannot be opened (corrupt, foreign) is moved aside into the state directory's
+quarantine and a fresh one started; the event is recorded in the new ledger and the person told.
+Never a silent let-go.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from donegate.errors import InternalError, InvalidInput
+from donegate.ledger import PENDING, Decision, Ledger
+from donegate.session.event import HookEvent
+from donegate.session.layout import Layout, is_locked, move_aside
+
+T = TypeVar("T")
+INTERRUPTED = "interrupted"
+
+
+# What SQLite and donegate's readers say of a file that is damaged, not merely busy or unwritable:
+# only such a file is moved aside (a locked one belongs to a live process).
+_DAMAGED = ("not a database", "malformed", "not a donegate", "cannot read", "corrupt", "damaged")
+
+
+def repairing(layout: Layout, path: Path, action: Callable[[], T], notes: list[str]) -> T:
+    """``action()``; if the state file at ``path`` is damaged, move it aside and try once more."""
+    try:
+        return action()
+    except (InvalidInput, InternalError) as exc:
+        if not path.exists() or not any(word in str(exc) for word in _DAMAGED):
+            raise
+        moved = move_aside(layout, path)
+        if moved is None:
+            raise
+        notes.append(
+            f"donegate: {path.name} in the state directory was unusable ({exc}); it was moved "
+            f"to {moved} and a fresh one started."
+        )
+        return action()
+
+
+class Receipts:
+    """Opens, closes and sweeps one workspace's receipts in the ledger."""
+
+    def __init__(self, layout: Layout, event: HookEvent, root: Path) -> None:
+        self.layout = layout
+        self.event = event
+        self.root = root
+        self.notes: list[str] = []
+
+    def _ledger(self, act: Callable[[Ledger], T]) -> T:
+        def attempt() -> T:
+            with Ledger(self.layout.state_dir) as ledger:
+                return act(ledger)
+
+        return repairing(
+            self.layout, self.layout.state_dir / "receipts.sqlite3", attempt, self.notes
+        )
+
+    def sweep(self) -> list[str]:
+        """Close the workspace's receipts left pending by hooks that are gone; what to tell."""
+        left = self._ledger(lambda ledger: ledger.pending(self.root))
+        told: list[str] = []
+        for receipt in left:
+            if receipt.session_id != self.event.session_id and self._alive(receipt.session_id):
+                continue
+            self._close_interrupted(receipt.id, receipt.decision_doc)
+            told.append(
+                f"donegate: the stop recorded as receipt {receipt.id} (session "
+                f"{receipt.session_id}, {receipt.created_at}) never finished: the hook was "
+                "killed or timed out. It is recorded as interrupted, NOT verified."
+            )
+        return told
+
+    def _alive(self, session_id: str) -> bool:
+        return is_locked(self.layout.lock(session_id))
+
+    def _close_interrupted(self, receipt_id: int, doc: Mapping[str, Any]) -> None:
+        closed = {**doc, "interrupted": {"found_at": _now(), "by_session": self.event.session_id}}
+        self._ledger(
+            lambda ledger: ledger.close_receipt(
+                receipt_id,
+                verdict="unverified",
+                decision="allow",
+                reason=INTERRUPTED,
+                claim={},
+                decision_doc=closed,
+            )
+        )
+
+    def open(self) -> int:
+        """A pending receipt for this stop, before anything runs."""
+        doc = {
+            "host_event": self.event.host_event,
+            "pending": {"pid": os.getpid(), "opened_at": _now()},
+        }
+        return self._ledger(
+            lambda ledger: ledger.record(
+                session_id=self.event.session_id,
+                host=self.event.host,
+                workspace=self.root,
+                verdict="unverified",
+                decision="allow",
+                reason=PENDING,
+                claim={},
+                decision_doc=doc,
+            )
+        )
+
+    def close(
+        self,
+        receipt_id: int | None,
+        *,
+        verdict: str,
+        blocked: bool,
+        reason: str,
+        claim: Mapping[str, Any],
+        decision_doc: Mapping[str, Any],
+    ) -> int:
+        """Close the pending receipt (or record one, when none could be opened); its id."""
+        decision: Decision = "veto" if blocked else "allow"
+
+        def write(ledger: Ledger) -> int:
+            closed = receipt_id is not None and ledger.close_receipt(
+                receipt_id,
+                verdict=verdict,
+                decision=decision,
+                reason=reason,
+                claim=claim,
+                decision_doc=decision_doc,
+            )
+            if receipt_id is None or not closed:  # none opened, or the ledger was replaced
+                return ledger.record(
+                    session_id=self.event.session_id,
+                    host=self.event.host,
+                    workspace=self.root,
+                    verdict=verdict,
+                    decision=decision,
+                    reason=reason,
+                    claim=claim,
+                    decision_doc=decision_doc,
+                )
+            return receipt_id
+
+        return self._ledger(write)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")

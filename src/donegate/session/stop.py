@@ -1,0 +1,233 @@
+"""May the agent stop now? The stop as one numbered function, for any host.
+
+A stop that changed nothing costs a snapshot and a gate decision: the claim models, the
+collectors and their libraries are imported only when there is something to verify.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from donegate.gate import Decision, Gate
+from donegate.gate.store import FILE_NAME as GATE_FILE
+from donegate.gate.store import GateStore
+from donegate.session import answer, mutations, reading
+from donegate.session.event import HookAnswer, HookEvent
+from donegate.session.layout import Layout, locked
+from donegate.session.receipt import Receipts, repairing
+from donegate.session.settings import Settings
+from donegate.session.workspace import Workspace
+from donegate.workspace import ClassifiedWrite
+
+if TYPE_CHECKING:
+    from donegate.claim import Claim
+
+BACKGROUND = "background_tasks"
+FAILED = "donegate_error"
+
+
+class StopFailed(Exception):
+    """donegate itself failed at a stop (``__cause__`` says how); its receipt already says so."""
+
+    def __init__(self, cause: Exception, receipt_id: int | None) -> None:
+        super().__init__(describe(cause))
+        self.receipt_id = receipt_id
+
+
+def describe(exc: BaseException) -> str:
+    """An error as one line for the person: our own errors by message, others by type too."""
+    from donegate.errors import InvalidInput
+
+    return str(exc) if isinstance(exc, InvalidInput) else f"{type(exc).__name__}: {exc}"
+
+
+class StopResult(NamedTuple):
+    """What the gate decided at a stop, what the host is told, and the receipt's id."""
+
+    answer: HookAnswer
+    decision: Decision | None
+    verdict: str
+    receipt_id: int | None = None
+    claim: dict[str, Any] | None = None
+
+
+def decide_stop(event: HookEvent, layout: Layout) -> StopResult:
+    """Decide one stop event, under the session's lock.
+
+    1. the workspace: its root is the one pinned at the session's first hook call.
+    2. receipts left pending by a killed hook are closed as interrupted; this stop's receipt is
+       opened as pending before anything runs.
+    3. the settings the session is judged by (the configuration a person accepted).
+    4. background tasks still running: the stop is let go unchecked, and says so.
+    5. the writes since the last verified snapshot, classified.
+    6. writes that need verifying: the claim, the configured checks, the verdict.
+    7. the gate decides from the writes, the reading and the session's history.
+    8. ``on_unverified`` shapes the answer; the receipt is closed.
+    """
+    with locked(layout.lock(event.session_id)):
+        space = Workspace.open(layout, event)  # 1
+        receipts = Receipts(layout, event, space.root)
+        notes = space.notes  # one list: every step adds what the person should hear
+        notes.extend(receipts.sweep())  # 2
+        receipt_id = receipts.open()
+        try:
+            return _rest(event, layout, space, receipts, receipt_id, notes)
+        except Exception as exc:  # recorded here, where the pending receipt is known
+            failed = _record_failure(receipts, receipt_id, exc)
+            raise StopFailed(exc, failed) from exc
+
+
+def _rest(
+    event: HookEvent,
+    layout: Layout,
+    space: Workspace,
+    receipts: Receipts,
+    receipt_id: int,
+    notes: list[str],
+) -> StopResult:
+    """Steps 3 to 8 of :func:`decide_stop`."""
+    settings = space.settings()  # 3
+    notes += settings.notes
+    if event.background_tasks:  # 4
+        return _unchecked(receipts, receipt_id, notes)
+    writes = space.writes(settings)  # 5
+    claim = _verify(event, space, settings, writes)  # 6
+    facts = _facts(space, settings, writes, claim)
+    decision = _decide(layout, event, settings, facts, claim, notes)  # 7
+    if claim is not None and claim.verdict is not None and claim.verdict.state == "verified":
+        space.mark_verified()
+    told = answer.answer_for(decision, settings.on_unverified, writes, [*notes, *receipts.notes])
+    return _close(receipts, receipt_id, event, told, decision, claim, writes)  # 8
+
+
+def _verify(
+    event: HookEvent, space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]
+) -> Claim | None:
+    """The claim of the writes, checked, when any of them needs verifying."""
+    if not any(reading.gate_kind(w) == "source" for w in writes):
+        return None
+    claim = mutations.build_claim(event, writes, space.reported())
+    return _checked(claim, settings, space)
+
+
+def _facts(
+    space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite], claim: Claim | None
+) -> reading.FactsFor:
+    """What the gate is told, but for the session's history, which the gate itself keeps."""
+    if claim is None and space.has_verified():
+        return reading.FactsFor(writes, None, still_verified=True)
+    return reading.FactsFor(writes, claim if settings.has_checks else None)
+
+
+def _checked(claim: Claim, settings: Settings, space: Workspace) -> Claim:
+    """``claim`` with the configured checks' evidence and its verdict.
+
+    The checks run sealed: on a private copy of the exact bytes this stop's snapshot hashed,
+    where no process of the agent can change them during the run. Without checks the claim
+    still gets a verdict (unverified: nothing observed it), so that the receipt says what was
+    written and that nothing confirmed it.
+    """
+    # Imported here: the claim models and the collectors are only needed when there is a write.
+    from donegate.collect import collect
+    from donegate.config import parse_config
+    from donegate.session.settings import CONFIG_FILE
+    from donegate.verdict import verify_claim
+
+    if settings.config_text is None or not settings.has_checks:
+        return verify_claim(claim)
+    from donegate.checks.sealed import seal
+
+    source = str(settings.root / CONFIG_FILE)
+    config = parse_config(settings.config_text, base_dir=settings.root, source=source)
+    with seal(space.current, state_dir=space.layout.state_dir) as sealed:
+        return collect(claim, config, sealed=sealed, tainted=space.tainted)
+
+
+def _decide(
+    layout: Layout,
+    event: HookEvent,
+    settings: Settings,
+    facts: reading.FactsFor,
+    claim: Claim | None,
+    notes: list[str],
+) -> Decision:
+    """The gate's decision, from the facts and the session's history it keeps."""
+
+    def decide() -> Decision:
+        store = GateStore(layout.state_dir / GATE_FILE)
+        try:
+            gate = Gate(settings.gate_options(), store=store)
+            data = facts.data(gate.history(event.session_id))
+            failing = reading.failing_count(claim) if claim is not None else None
+            return gate.decide(event.session_id, data, failing_count=failing)
+        finally:
+            store.close()
+
+    return repairing(layout, layout.state_dir / GATE_FILE, decide, notes)
+
+
+def _record_failure(receipts: Receipts, receipt_id: int, exc: Exception) -> int | None:
+    doc = {"host_event": receipts.event.host_event, "error": describe(exc)}
+    try:
+        return receipts.close(
+            receipt_id,
+            verdict="unverified",
+            blocked=False,
+            reason=FAILED,
+            claim={},
+            decision_doc=doc,
+        )
+    except Exception:  # the ledger itself is what failed: the hook says so to the person
+        return None
+
+
+def _unchecked(receipts: Receipts, receipt_id: int, notes: list[str]) -> StopResult:
+    notice = " ".join(
+        ["donegate: background tasks are still running; this stop was not checked.", *notes]
+    )
+    told = HookAnswer.allow(notice)
+    doc = _decision_doc(receipts.event, told, None, None, ())
+    rid = receipts.close(
+        receipt_id, verdict="none", blocked=False, reason=BACKGROUND, claim={}, decision_doc=doc
+    )
+    return StopResult(told, None, "none", rid, {})
+
+
+def _close(
+    receipts: Receipts,
+    receipt_id: int,
+    event: HookEvent,
+    told: HookAnswer,
+    decision: Decision,
+    claim: Claim | None,
+    writes: Sequence[ClassifiedWrite],
+) -> StopResult:
+    verdict = claim.verdict.state if claim is not None and claim.verdict is not None else "none"
+    claim_doc = claim.to_json_dict() if claim is not None else {}
+    rid = receipts.close(
+        receipt_id,
+        verdict=verdict,
+        blocked=told.decision == "block",
+        reason=decision.reason,
+        claim=claim_doc,
+        decision_doc=_decision_doc(event, told, decision, claim, writes),
+    )
+    return StopResult(told, decision, verdict, rid, claim_doc)
+
+
+def _decision_doc(
+    event: HookEvent,
+    told: HookAnswer,
+    decision: Decision | None,
+    claim: Claim | None,
+    writes: Sequence[ClassifiedWrite],
+) -> dict[str, Any]:
+    return {
+        "host_event": event.host_event,
+        "continuing": event.continuing,
+        "answer": {"decision": told.decision, "reason": told.reason, "notice": told.notice},
+        "gate": decision.to_json_dict() if decision else None,
+        "writes": [{**w.write.to_json(), "kind": w.kind, "flags": list(w.flags)} for w in writes],
+        "failing_count": reading.failing_count(claim) if claim is not None else None,
+    }

@@ -1,0 +1,291 @@
+"""The workspace a session works in, as the stop path sees it.
+
+Its root is pinned at the session's first hook call: a later payload whose ``cwd`` resolves
+elsewhere (a nested repository, a submodule, ``core.worktree`` pointed at a decoy) is judged
+against the pinned root, and the difference is on the record.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from donegate import gitlisting
+from donegate.session.authorship import Authorship, Digest
+from donegate.session.event import HookEvent
+from donegate.session.layout import Layout, locked
+from donegate.session.receipt import repairing
+from donegate.session.settings import (
+    CONFIG_FILE,
+    Settings,
+    current_text,
+    head_text,
+    load_pin,
+    read_settings,
+    save_pin,
+)
+from donegate.workspace import ClassifiedWrite, Reported, Snapshot, WorkspaceState, Write, diff
+from donegate.workspace._files import write_atomic
+from donegate.workspace.snapshot import blob_id, rfc3339, utc_now
+
+# A person's act: run from an agent's shell (the journal of its tool calls shows it), it counts
+# for nothing. Matches `donegate accept`, `python -m donegate accept`, `.venv/bin/donegate accept`.
+_ACCEPT_COMMAND = re.compile(r"donegate\b.{0,200}?\baccept\b", re.DOTALL)
+
+
+def workspace_root(cwd: Path) -> Path:
+    """The repository's top level when ``cwd`` is in one, else ``cwd`` itself."""
+    return gitlisting.toplevel(cwd) or cwd.resolve()
+
+
+def pinned_root(layout: Layout, event: HookEvent, notes: list[str]) -> Path:
+    """The session's workspace root: pinned at its first call, noted when a payload differs."""
+    path = layout.root_pin(event.session_id)
+    parent = _parent(event.session_id)
+    try:
+        pinned = Path(path.read_bytes().decode("utf-8", "surrogateescape"))
+    except FileNotFoundError:
+        inherited = layout.root_pin(parent) if parent is not None else None
+        if inherited is not None and inherited.exists():
+            write_atomic(path, inherited.read_bytes())  # a subagent works where its parent does
+            return pinned_root(layout, event, notes)
+        root = workspace_root(event.cwd)
+        write_atomic(path, str(root).encode("utf-8", "surrogateescape"))
+        return root
+    if resolved_elsewhere(event.cwd, pinned):
+        notes.append(
+            f"donegate: this hook call's cwd ({event.cwd}) is not in the workspace the session "
+            f"started in; it was judged against {pinned}."
+        )
+    return pinned
+
+
+def resolved_elsewhere(cwd: Path, root: Path) -> bool:
+    """Whether ``cwd`` lies outside ``root``, or in another repository nested inside it."""
+    try:
+        here = cwd.resolve()
+    except OSError:
+        return True
+    if here != root and root not in here.parents:
+        return True
+    return workspace_root(cwd) != root
+
+
+class Workspace:
+    """One session's view of its pinned workspace: settings, writes, verified snapshots."""
+
+    def __init__(self, layout: Layout, event: HookEvent, root: Path, notes: list[str]) -> None:
+        self.layout = layout
+        self.event = event
+        self.root = root
+        self.notes = notes
+        self._state: WorkspaceState | None = None
+        self._current: Snapshot | None = None
+        self.tainted: frozenset[str] = frozenset()
+
+    @classmethod
+    def open(cls, layout: Layout, event: HookEvent) -> Workspace:
+        """The workspace of ``event``'s session, its root pinned at the first call."""
+        notes: list[str] = []
+        root = pinned_root(layout, event, notes)
+        _seen(layout, root, event)
+        return cls(layout, event, root, notes)
+
+    def settings(self) -> Settings:
+        """The configuration this session is judged by: pinned at its first call."""
+        path = self.layout.config_pin(self.root, self.event.session_id)
+        self._inherit(path.name, "baseline.json", "baseline.fingerprint")
+        pinned = load_pin(path)
+        if pinned is None:
+            pinned = save_pin(path, self._acceptable(self._first_pin()))
+        notes: list[str] = []
+        current = current_text(self.root)
+        if pinned.text != current:
+            notes.append(self._config_note(current))
+        settings = read_settings(self.root, pinned, tuple(notes))
+        # Protected paths are seen even where ignore rules would hide them, and so is the
+        # environment of the interpreter the checks run with.
+        self._state = WorkspaceState(
+            self.layout.state_dir,
+            self.root,
+            self.event.session_id,
+            ignore=settings.ignore,
+            watch=settings.protect,
+            interpreters=settings.interpreters,
+        )
+        return settings
+
+    def _inherit(self, *names: str) -> None:
+        """A subagent's session starts from its parent's pinned files, where it has none."""
+        parent = _parent(self.event.session_id)
+        if parent is None:
+            return
+        mine = self.layout.session(self.root, self.event.session_id)
+        theirs = self.layout.session(self.root, parent)
+        for name in names:
+            if not (mine / name).exists() and (theirs / name).exists():
+                write_atomic(mine / name, (theirs / name).read_bytes())
+
+    def _config_note(self, current: str | None) -> str:
+        digest = None if current is None else self.digest(current.encode("utf-8"))
+        if self.authorship().is_tainted(CONFIG_FILE, digest):
+            return (
+                f"donegate: {CONFIG_FILE} was written by an agent and no person has accepted it "
+                "(`donegate accept donegate.toml`); this session is judged by the last accepted "
+                "configuration."
+            )
+        return (
+            f"donegate: {CONFIG_FILE} was changed during this session; this stop was judged by "
+            "the configuration the session started with."
+        )
+
+    def _acceptable(self, text: str | None) -> str | None:
+        """``text``, unless an agent wrote it and no person accepted it: then the last accepted.
+
+        Pinning per session is not enough: a loosened file written in one session would be
+        pinned by the next.
+        """
+        digest = None if text is None else self.digest(text.encode("utf-8"))
+        accepted = self.layout.accepted_config(self.root)
+        if not self.authorship().is_tainted(CONFIG_FILE, digest):
+            write_atomic(accepted, json.dumps({"text": text}).encode())
+            return text
+        try:
+            fallback = json.loads(accepted.read_bytes()).get("text")
+        except (OSError, ValueError, AttributeError):
+            fallback = None
+        return fallback if isinstance(fallback, str) else None
+
+    def digest(self, content: bytes) -> str:
+        """``content``'s digest as this workspace's snapshots compute it."""
+        from donegate.workspace._git import object_format
+
+        return blob_id(object_format(self.root) or "sha1", content)
+
+    def authorship(self) -> Authorship:
+        """Who wrote what in this workspace (a damaged record is moved aside, and noted)."""
+        path = self.layout.authorship(self.root)
+        return repairing(self.layout, path, lambda: Authorship.load(path), self.notes)
+
+    def _first_pin(self) -> str | None:
+        # A session that began before donegate was installed (its first call is not its start)
+        # is judged by HEAD's file when git has one: the agent may already have edited the tree.
+        if self.event.kind != "baseline" and gitlisting.has_head(self.root):
+            return head_text(self.root)
+        return current_text(self.root)
+
+    @property
+    def state(self) -> WorkspaceState:
+        if self._state is None:
+            self.settings()
+        assert self._state is not None
+        return self._state
+
+    def writes(self, settings: Settings) -> list[ClassifiedWrite]:
+        """The agent's writes since the session's last verified snapshot (else its baseline).
+
+        Content a person accepted is not the agent's write; everything else is remembered as
+        the agent's, across sessions, and :attr:`tainted` lists what is still the agent's.
+        """
+        self._current = current = self.state.snapshot()
+        writes = self.state.classified_since_verified(settings.rules, current)
+        with locked(self.layout.workspace_lock(self.root)):
+            record = self.authorship()
+            self._refuse_agent_acceptance(record)
+            kept = [w for w in writes if not record.is_accepted(w.write.path, w.write.new_digest)]
+            record.record_agent(_contents(kept), self.event.session_id, rfc3339(utc_now()))
+            record.save(self.layout.authorship(self.root))
+        self.tainted = record.tainted({p: e.digest for p, e in current.entries.items()})
+        return kept
+
+    def _refuse_agent_acceptance(self, record: Authorship) -> None:
+        """An agent that ran ``donegate accept`` in its shell accepted nothing: revoke, report."""
+        since = self.state.baseline().taken_at
+        ran = [r.command for r in self.state.journal.entries(since=since) if r.command]
+        if not any(_ACCEPT_COMMAND.search(c) for c in ran):
+            return
+        revoked = record.revoke(rfc3339(since))
+        self.notes.append(
+            "donegate: the agent ran `donegate accept` from its own shell; accepting is a "
+            "person's act, so it counts for nothing"
+            + (f" (withdrawn: {', '.join(sorted(revoked))})." if revoked else ".")
+        )
+
+    @property
+    def current(self) -> Snapshot:
+        """This stop's snapshot (taken by :meth:`writes`)."""
+        assert self._current is not None
+        return self._current
+
+    def baseline(self) -> Snapshot:
+        """The session's baseline, the tree as it is now if it has none yet.
+
+        What changed since any session last looked was changed while no agent worked here:
+        it is taken as the person's (accepted), and so never counts as an agent's write.
+        """
+        with locked(self.layout.workspace_lock(self.root)):
+            previous = self.state.last_observed()
+            base = self.state.ensure_baseline()
+            now = self.state.snapshot() if previous is not None else None
+            if previous is not None and now is not None:
+                self._accept_person_changes(previous, now)
+        return base
+
+    def _accept_person_changes(self, previous: Snapshot, now: Snapshot) -> None:
+        changed = _contents_of_writes(diff(previous, now))
+        if not changed:
+            return
+        record = self.authorship()
+        at, by = rfc3339(utc_now()), person()
+        for path, digest in changed:
+            record.accept(path, digest, how="between_turns", by=by, at=at)
+        record.save(self.layout.authorship(self.root))
+
+    def reported(self) -> list[Reported]:
+        """What the host's tool hooks reported since the writes being verified began."""
+        return self.state.journal.entries(since=self.state.reference().taken_at)
+
+    def has_verified(self) -> bool:
+        return self.state.has_verified()
+
+    def mark_verified(self) -> None:
+        """The snapshot of this stop verified: later stops count writes from it."""
+        assert self._current is not None
+        self.state.mark_verified(self._current)
+
+
+def _seen(layout: Layout, root: Path, event: HookEvent) -> None:
+    """Record that ``event``'s host called this workspace's hooks (``donegate doctor`` reads it)."""
+    record = {"event": event.host_event, "kind": event.kind, "at": rfc3339(utc_now())}
+    write_atomic(layout.seen(root, event.host), json.dumps(record).encode())
+
+
+def _parent(session_id: str) -> str | None:
+    from donegate.session import parent_session
+
+    return parent_session(session_id)
+
+
+def _contents(writes: Sequence[ClassifiedWrite]) -> list[tuple[str, Digest]]:
+    return _contents_of_writes([w.write for w in writes])
+
+
+def _contents_of_writes(writes: Sequence[Write]) -> list[tuple[str, Digest]]:
+    """``(path, content digest)`` for each path a write left: a rename also empties its source."""
+    out: list[tuple[str, Digest]] = []
+    for write in writes:
+        out.append((write.path, write.new_digest))
+        if write.old_path is not None:
+            out.append((write.old_path, None))
+    return out
+
+
+def person() -> str:
+    """Who the person at this machine is, for the record."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"

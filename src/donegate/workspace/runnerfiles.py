@@ -1,0 +1,47 @@
+"""The files that can change what a check runs, said once for the workspace and the checks.
+
+Deliberately light (no imports): the hook path and ``checks.test_run`` both read these lists.
+Patterns are gitignore-like (see :mod:`donegate.workspace.patterns`); the ``**/name/**`` shape is
+used for directories because both pattern matchers of donegate read it the same way.
+"""
+
+from __future__ import annotations
+
+# Files that steer a test runner or the interpreter it runs in: whoever writes one can make a
+# run pass without the code under test changing. A write to one is flagged ``test-hook``, and a
+# ``test_run`` check over such a write does not count.
+RUNNER_FILES: tuple[str, ...] = (
+    # pytest and Python start-up
+    "conftest.py",
+    "pytest.ini",
+    ".pytest.ini",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "*.pth",
+    # modules that shadow the runner when found first on the import path
+    "pytest.py",
+    "**/_pytest/**",
+    "**/pytest/**",
+    "**/pluggy/**",
+    # other runners' configuration
+    "package.json",
+    "vitest.config.*",
+    "vite.config.*",
+    "jest.config.*",
+    "Cargo.toml",
+    ".cargo/config",
+    ".cargo/config.toml",
+    "go.mod",
+    "go.work",
+)
+
+# Code an interpreter can load: seen whatever an ignore rule says (see ``WATCHED``).
+IMPORTABLE: tuple[str, ...] = ("*.py", "*.pyw", "*.pyc", "*.so", "*.pyd")
+
+# What no ignore rule may hide from a snapshot: runner files and importable code. The default
+# ignores (``venv/``, ``build/``...) still keep untracked directories of that name out of the
+# walk; the interpreter environment is digested on its own.
+WATCHED: tuple[str, ...] = (*RUNNER_FILES, *IMPORTABLE)
