@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "hook": "donegate.cli.hook:hook",
     "init": "donegate.cli.init:init",
     "accept": "donegate.cli.accept:accept",
+    "report": "donegate.cli.weekly:report",
 }
 
 
