@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "init": "donegate.cli.init:init",
     "accept": "donegate.cli.accept:accept",
     "report": "donegate.cli.weekly:report",
+    "ledger": "donegate.cli.ledger:ledger",
 }
 
 
