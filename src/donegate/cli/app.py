@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "accept": "donegate.cli.accept:accept",
     "report": "donegate.cli.weekly:report",
     "ledger": "donegate.cli.ledger:ledger",
+    "key": "donegate.cli.key:key",
 }
 
 
