@@ -157,3 +157,57 @@ def _trusted(key: SigningKey) -> Any:
     from donegate.signing.keys import TrustedKey
 
     return TrustedKey(key.keyid, key.public)
+
+
+def test_collect_signs_what_it_collected_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    monkeypatch.setenv("DONEGATE_STATE_DIR", str(tmp_path / "state"))
+    check = json.dumps([sys.executable, "-c", "pass"])
+    (tmp_path / "donegate.toml").write_text(
+        f'[[checks]]\ncheck_type = "test_run"\ncommand = {check}\n'
+    )
+    agent_item = {
+        "check_type": "test_run",
+        "target": "pytest",
+        "expected": {"exit_code": 0},
+        "observed_value": {"exit_code": 0},
+        "at": "2099-01-01T00:00:00Z",
+        "covers": ["m1"],
+        "verifier": {"id": "agent/1", "kind": "independent"},
+    }
+    mutation = {
+        "id": "m1",
+        "kind": "file_write",
+        "target": "src/a.py",
+        "at": "2026-01-01T00:00:00Z",
+    }
+    claim = _write(
+        tmp_path,
+        "in.json",
+        {
+            "spec_version": "0.1",
+            "task": {"id": "t"},
+            "claimed_outcome": "done",
+            "mutations": [mutation],
+            "evidence": [agent_item],
+        },
+    )
+    config = str(tmp_path / "donegate.toml")
+    capsys.readouterr()
+    run(["collect", claim, "--config", config, "--json", "--sign"])
+    signed = json.loads(capsys.readouterr().out)
+    assert "dsse" not in signed["evidence"][0]  # the agent's item is not vouched for
+    assert "dsse" in signed["evidence"][1]
+    capsys.readouterr()
+    assert run(["key", "show"]) == 0
+    pub = tmp_path / "machine.pub"
+    pub.write_text(capsys.readouterr().out)
+    out = _write(tmp_path, "out.json", signed)
+    capsys.readouterr()
+    run(["verify", out, "--trust-key", str(pub), "--json"])
+    verified = json.loads(capsys.readouterr().out)
+    kinds = [e["verifier"]["kind"] for e in verified["evidence"]]
+    assert kinds == ["self_attested", "independent"]
