@@ -254,3 +254,31 @@ def test_settings_come_from_the_user_not_the_tree(
     with pytest.raises(Exception, match="schema"):
         team_settings(schema="x; DROP TABLE y")
     assert os.environ["TEAM_PG"]
+
+
+def test_a_stop_ships_in_the_background(
+    pg: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from donegate.teamledger.background import ship_in_background, sync_lock
+
+    url, schema = pg
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.delenv("DONEGATE_LEDGER_URL", raising=False)
+    with Ledger(tmp_path) as local:
+        week.fill(local)
+    assert ship_in_background(tmp_path) is None  # no team ledger: nothing started
+    monkeypatch.setenv("DONEGATE_LEDGER_URL", url)
+    monkeypatch.setenv("DONEGATE_LEDGER_SCHEMA", schema)
+    with sync_lock(tmp_path) as held:  # a sync already running: the new one leaves
+        assert held
+        child = ship_in_background(tmp_path)
+        assert child is not None
+        assert child.wait() == 0
+    with Ledger(tmp_path) as local:
+        assert local.outbox_size() == 19
+    child = ship_in_background(tmp_path)
+    assert child is not None
+    assert child.wait() == 0
+    assert len(_uuids(url, schema)) == 19
+    with Ledger(tmp_path) as local:
+        assert local.outbox_size() == 0

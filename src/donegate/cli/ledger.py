@@ -37,11 +37,19 @@ def ledger() -> None:
 @_STATE_DIR
 def sync(url: str | None, schema: str | None, state_dir: Path | None) -> int:
     """Ship the receipts waiting in the local outbox; exactly once per receipt."""
+    from donegate.teamledger.background import sync_lock
     from donegate.teamledger.ship import sync as ship
     from donegate.teamledger.store import TeamLedger, TeamLedgerUnreachable
 
     chosen = _settings(url, schema)
-    with Ledger(state_dir) as local, TeamLedger(chosen.url, chosen.schema) as team:
+    with (
+        Ledger(state_dir) as local,
+        sync_lock(local.path.parent) as held,
+        TeamLedger(chosen.url, chosen.schema) as team,
+    ):
+        if not held:
+            click.echo("donegate: another sync is shipping these receipts", err=True)
+            return 0
         try:
             done = ship(local, team)
         except TeamLedgerUnreachable as exc:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from pathlib import Path
 from typing import NamedTuple
 
@@ -56,6 +55,10 @@ def check_schema(name: str) -> str:
 
 
 def _ledger_table(path: Path) -> dict[str, object]:
+    if not path.exists():  # the common case after a stop: no parser loaded on the hook path
+        return {}
+    import tomllib
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
