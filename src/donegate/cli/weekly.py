@@ -5,6 +5,7 @@ Named ``weekly`` because :mod:`donegate.cli.report` is the shared verdict summar
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import click
@@ -39,12 +40,10 @@ def report(
     since: str, ledger_url: str | None, schema: str | None, output: Path, state_dir: Path | None
 ) -> int:
     """Write an HTML report of the receipts since SINCE: verdicts, findings, what block would do."""
-    try:
-        from donegate.report.build import build
-    except ImportError as exc:
-        raise InvalidInput(
-            f"donegate report needs the 'report' extra ({exc}): pip install 'donegate[report]'"
-        ) from None
+    if importlib.util.find_spec("matplotlib") is None:
+        raise InvalidInput("donegate report draws with matplotlib: pip install 'donegate[report]'")
+    from donegate.report.build import build
+
     start = parse_since(since)
     if ledger_url is not None:
         from donegate.teamledger.settings import DEFAULT_SCHEMA
