@@ -10,7 +10,7 @@ from typing import IO
 import click
 import pydantic_core
 
-from donegate.claim import load_claim, parse_claim
+from donegate.claim import Claim, load_claim, parse_claim
 from donegate.cli.options import INSTANT
 from donegate.cli.report import show
 from donegate.enforce import exit_code
@@ -40,6 +40,14 @@ from donegate.verdict import DEFAULT_MAX_SKEW_S, VerifyOptions, decide, verify_c
     help="Believe 'independent' only from these verifier ids (repeatable).",
 )
 @click.option(
+    "--trust-key",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    metavar="KEY.pub",
+    help="Count evidence as independent only when signed by this Ed25519 key (repeatable); "
+    "stronger than --trust, which believes a verifier id as written.",
+)
+@click.option(
     "--max-skew",
     type=click.FloatRange(min=0),
     default=DEFAULT_MAX_SKEW_S,
@@ -54,6 +62,7 @@ def verify(
     policy_file: Path | None,
     now: Instant | None,
     trust: tuple[str, ...],
+    trust_key: tuple[Path, ...],
     max_skew: float,
     as_json: bool,
     enforce: bool,
@@ -78,12 +87,23 @@ def verify(
         max_skew_s=max_skew,
     )
     if jsonl is not None:
+        if trust_key:
+            raise click.UsageError("--trust-key works on one CLAIM, not with --jsonl")
         return _verify_lines(jsonl, options)
     assert claim is not None
-    verified = verify_claim(load_claim(claim), options)
+    verified = verify_claim(_signed_only(load_claim(claim), trust_key), options)
     show(verified, as_json=as_json)
     assert verified.verdict is not None
     return exit_code(verified.verdict, enabled=enforce)
+
+
+def _signed_only(claim: Claim, keys: tuple[Path, ...]) -> Claim:
+    if not keys:
+        return claim
+    from donegate.signing.keys import trusted_key
+    from donegate.signing.trust import trusted_only
+
+    return trusted_only(claim, {k.keyid: k for k in map(trusted_key, keys)})
 
 
 def _applied_policy(policy_file: Path | None) -> AppliedPolicy | None:

@@ -98,7 +98,7 @@ def _rest(
     if claim is not None and claim.verdict is not None and claim.verdict.state == "verified":
         space.mark_verified()
     told = answer.answer_for(decision, settings.on_unverified, writes, [*notes, *receipts.notes])
-    return _close(receipts, receipt_id, event, told, decision, claim, writes)  # 8
+    return _close(receipts, receipt_id, event, told, decision, claim, writes, settings)  # 8
 
 
 def _verify(
@@ -202,6 +202,7 @@ def _close(
     decision: Decision,
     claim: Claim | None,
     writes: Sequence[ClassifiedWrite],
+    settings: Settings,
 ) -> StopResult:
     verdict = claim.verdict.state if claim is not None and claim.verdict is not None else "none"
     claim_doc = claim.to_json_dict() if claim is not None else {}
@@ -211,7 +212,11 @@ def _close(
         blocked=told.decision == "block",
         reason=decision.reason,
         claim=claim_doc,
-        decision_doc=_decision_doc(event, told, decision, claim, writes),
+        # The mode the stop was judged under: the report's "what would block have done".
+        decision_doc={
+            **_decision_doc(event, told, decision, claim, writes),
+            "on_unverified": settings.on_unverified,
+        },
     )
     return StopResult(told, decision, verdict, rid, claim_doc)
 
