@@ -24,7 +24,10 @@ from typing import Any, Literal, NamedTuple
 from donegate.gate.ladder import VETO_REASONS, Ruling
 
 Outcome = Literal["verified", "not_verified"]
-VERIFIED_REASONS = frozenset({"verified", "verified_after_write"})
+# A judge cap reached over a passing verifier and a clear ledger ends verified (stop_verified).
+VERIFIED_REASONS = frozenset(
+    {"verified", "verified_after_write", "judge_cap_reached_over_verified_pass"}
+)
 
 
 def _zeros() -> Mapping[str, int]:
