@@ -325,3 +325,16 @@ def test_without_a_judge_no_socket_is_opened_and_no_client_is_imported(tmp_path:
         "httpx": True,
         "sockets": 1,
     }
+
+
+def test_the_readme_judge_configuration_loads() -> None:
+    import re
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("## Requirements and the bounded judge", 1)[1]
+    block = re.findall(r"```toml\n(.*?)```", section, re.S)[0]
+    config = parse_config(block, environ={})
+    assert config.gate.judge is not None
+    assert config.gate.judge.api_key_env == "JUDGE_API_KEY"
+    assert config.gate.requirements is not None
+    assert config.gate.requirements.ids() == ("tests", "pr", "no-api-change")
