@@ -291,7 +291,8 @@ class JudgeStage:
             shown=shown,
         )
         if answer.verdict == "continue" and converted is None:
-            detail = f"[{answer.gap_class}] {answer.detail}".strip()
+            # The feedback template ends the findings with its own full stop.
+            detail = f"[{answer.gap_class}] {answer.detail}".strip().rstrip(".")
             return Ruling(False, JUDGE_VETO, feedback_key=JUDGE_VETO, source="judge", detail=detail)
         if not self.ledger.clear:
             return pending_veto(self.ledger, source="judge")
