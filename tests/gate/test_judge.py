@@ -531,3 +531,56 @@ def test_cli_decide_and_events_show_the_judge(tmp_path: Path, judge: ScriptedJud
     ).stdout
     assert json.loads(counts)["conversions"] == {CONVERSION: 1}
     assert json.loads(counts)["judge_invocations"] == 1
+
+
+# --- the store ---------------------------------------------------------------------------------
+
+
+def test_a_version_2_gate_file_gains_the_judge_count(tmp_path: Path) -> None:
+    import sqlite3
+
+    from donegate.gate import store
+
+    path = tmp_path / store.FILE_NAME
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE gate_sessions (session_id TEXT PRIMARY KEY, by_reason TEXT NOT NULL, "
+        "soft INTEGER NOT NULL, strict INTEGER NOT NULL, strict_since_allow INTEGER NOT NULL, "
+        "outcome TEXT, blocks_in_a_row INTEGER NOT NULL DEFAULT 0, "
+        "failed_in_a_row INTEGER NOT NULL DEFAULT 0, last_failing INTEGER); "
+        "CREATE TABLE gate_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "session_id TEXT NOT NULL, event TEXT NOT NULL); "
+        "INSERT INTO gate_sessions VALUES ('s', '{}', 1, 0, 0, NULL, 0, 0, NULL); "
+        "PRAGMA user_version = 2;"
+    )
+    db.commit()
+    db.close()
+    kept = store.GateStore(path)
+    assert kept.judge_invocations("s") == 0
+    with kept.session("s") as tx:
+        tx.spend_judge_call()
+    assert kept.judge_invocations("s") == 1
+    assert kept.counts("s").soft == 1
+    kept.close()
+
+
+def test_concurrent_stops_never_spend_more_than_the_cap(
+    tmp_path: Path, judge: ScriptedJudge
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    judge.replies[:] = [openai_reply(FITTED)] * 8
+    config = {"provider": "openai", "model": "m", "base_url": judge.url, "max_invocations": 3}
+
+    def stop(_: int) -> str:
+        gate = Gate(GateOptions(judge=config), state_dir=tmp_path / "state")
+        try:
+            return gate.decide("s", GREEN_AFTER_WRITE, context=ctx(stop_reason=None)).reason
+        finally:
+            gate.store.close()
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        reasons = list(pool.map(stop, range(6)))
+    assert len(judge.requests) == 3
+    assert sorted(reasons).count("judge_continue") == 3
+    assert sorted(reasons).count("judge_cap_reached_over_verified_pass") == 3
