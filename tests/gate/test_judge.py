@@ -584,3 +584,40 @@ def test_concurrent_stops_never_spend_more_than_the_cap(
     assert len(judge.requests) == 3
     assert sorted(reasons).count("judge_continue") == 3
     assert sorted(reasons).count("judge_cap_reached_over_verified_pass") == 3
+
+
+# --- the answer and the configuration, as data ---------------------------------------------------
+
+
+def test_an_answer_in_a_code_fence_is_read_and_foreign_rows_are_dropped() -> None:
+    from donegate.gate.judge import JudgeFailure, parse_answer
+
+    text = '```json\n{"verdict": "done", "requirements": [{"id": "a", "met": true}, ' + (
+        '{"id": "tests", "met": true}]}\n```'
+    )
+    answer = parse_answer(text, frozenset({"a"}))
+    assert answer.verdict == "done"
+    assert answer.gap_class == "other"
+    assert [r.id for r in answer.requirements] == ["a"]
+    with pytest.raises(JudgeFailure):
+        parse_answer('{"verdict": "done", "detail": 3}', frozenset())
+
+
+@pytest.mark.parametrize(
+    ("judge", "path"),
+    [
+        (True, "judge"),
+        ({"provider": "openai"}, "judge.model"),
+        ({"provider": "openai", "model": "m", "base_url": "ftp://x"}, "judge.base_url"),
+        ({"provider": "openai", "model": "m", "seam": "stop"}, "judge.seam"),
+        ({"provider": "openai", "model": "m", "timeout_s": 0}, "judge.timeout_s"),
+        ({"provider": "openai", "model": "m", "scrutiny": "none"}, "judge.scrutiny"),
+    ],
+)
+def test_bad_judge_options_are_rejected_by_path(judge: Any, path: str) -> None:
+    from donegate.errors import InvalidInput
+    from donegate.gate import parse_options
+
+    with pytest.raises(InvalidInput) as caught:
+        parse_options({"judge": judge})
+    assert caught.value.path == f"options.{path}"
