@@ -22,13 +22,13 @@ from pydantic import ConfigDict, ValidationError
 from donegate import checks
 from donegate.checks.base import CheckSettings
 from donegate.errors import InvalidInput
-from donegate.gate.table import GateTable, parse_gate_table
+from donegate.gate.table import GateTable, parse_gate_tables
 from donegate.policy import AppliedPolicy, Policy
 from donegate.redact import NO_SECRETS, Redactor
 from donegate.wire import translate
 
 CONFIG_FILE = "donegate.toml"
-_TOP_LEVEL = ("policy", "checks", "trust", "gate")
+_TOP_LEVEL = ("policy", "checks", "trust", "gate", "requirements", "judge")
 _VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -99,7 +99,11 @@ def parse_config(
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInput(f"{source} is not valid TOML: {exc}") from None
     secrets: set[str] = set()
+    # [judge] names its key's variable, read only when the judge is called: not expanded here.
+    judge = raw.pop("judge", None)
     expanded = _expand(raw, "", os.environ if environ is None else environ, secrets)
+    if judge is not None:
+        expanded["judge"] = judge
     redactor = NO_SECRETS.with_secrets(secrets)
     try:
         return _build(expanded, base_dir or Path.cwd(), redactor, source)
@@ -115,7 +119,7 @@ def _build(raw: dict[str, Any], base_dir: Path, redactor: Redactor, source: str)
         checks=tuple(_check(i, table) for i, table in enumerate(_list(raw, "checks"))),
         policy=_policy(raw.get("policy")),
         trust=frozenset(_trust(raw.get("trust", []))),
-        gate=parse_gate_table(raw.get("gate")),
+        gate=parse_gate_tables(raw),
         base_dir=base_dir,
         redactor=redactor,
         source=source,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from donegate.gate import Decision, Gate
+from donegate.gate import Decision, Gate, GateContext
 from donegate.gate.store import FILE_NAME as GATE_FILE
 from donegate.gate.store import GateStore
 from donegate.session import answer, mutations, reading
@@ -160,7 +160,9 @@ def _decide(
             gate = Gate(settings.gate_options(), store=store)
             data = facts.data(gate.history(event.session_id))
             failing = reading.failing_count(claim) if claim is not None else None
-            return gate.decide(event.session_id, data, failing_count=failing)
+            # A stop event is the agent's final answer; the judge and the output rows read it.
+            context = GateContext(event.session_id, stop_reason="sentinel", text=event.last_message)
+            return gate.decide(event.session_id, data, context=context, failing_count=failing)
         finally:
             store.close()
 
