@@ -21,7 +21,7 @@ from typing import Any, Literal, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.gate import GateOptions
-from donegate.gate.table import HOOK_MAX_BLOCKS_IN_A_ROW, GateTable, parse_gate_table
+from donegate.gate.table import HOOK_MAX_BLOCKS_IN_A_ROW, GateTable, parse_gate_tables
 from donegate.gitlisting import run
 from donegate.session.layout import Layout
 from donegate.workspace import Rules
@@ -48,6 +48,7 @@ class Settings(NamedTuple):
     notes: tuple[str, ...] = ()
     protect: tuple[str, ...] = ()
     interpreters: tuple[str, ...] = ()
+    satisfies: tuple[tuple[str, ...], ...] = ()
 
     @property
     def ignore(self) -> tuple[str, ...]:
@@ -133,7 +134,7 @@ def read_settings(root: Path, pinned: Pinned, notes: tuple[str, ...] = ()) -> Se
         return Settings(root, None, GateTable(), Rules(), "block", False, notes)
     try:
         raw = pinned.parsed if pinned.parsed is not None else _toml(pinned.text)
-        table = parse_gate_table(raw.get("gate"))
+        table = parse_gate_tables(raw)
         mode = _on_unverified(raw.get("policy"))
     except InvalidInput as exc:
         raise InvalidInput(f"{path}: {exc}", exc.path) from None
@@ -149,6 +150,7 @@ def read_settings(root: Path, pinned: Pinned, notes: tuple[str, ...] = ()) -> Se
         notes,
         protect=tuple(g for c in runs for g in _strings(c.get("protect"))),
         interpreters=tuple(i for c in runs if (i := _program(c.get("command")))),
+        satisfies=tuple(tuple(_strings(c.get("satisfies"))) for c in runs),
     )
 
 

@@ -117,7 +117,8 @@ def _facts(
     """What the gate is told, but for the session's history, which the gate itself keeps."""
     if claim is None and space.has_verified():
         return reading.FactsFor(writes, None, still_verified=True)
-    return reading.FactsFor(writes, claim if settings.has_checks else None)
+    checked = claim if settings.has_checks else None
+    return reading.FactsFor(writes, checked, satisfies=settings.satisfies)
 
 
 def _checked(claim: Claim, settings: Settings, space: Workspace) -> Claim:
@@ -151,6 +152,7 @@ def _decide(
     facts: reading.FactsFor,
     claim: Claim | None,
     notes: list[str],
+    judged: tuple[str | None, str | None] = (None, None),
 ) -> Decision:
     """The gate's decision, from the facts and the session's history it keeps."""
 
@@ -161,12 +163,28 @@ def _decide(
             data = facts.data(gate.history(event.session_id))
             failing = reading.failing_count(claim) if claim is not None else None
             # A stop event is the agent's final answer; the judge and the output rows read it.
-            context = GateContext(event.session_id, stop_reason="sentinel", text=event.last_message)
+            task, diff = judged
+            context = GateContext(
+                event.session_id,
+                task=task,
+                stop_reason="sentinel",
+                text=event.last_message,
+                diff=diff,
+            )
             return gate.decide(event.session_id, data, context=context, failing_count=failing)
         finally:
             store.close()
 
     return repairing(layout, layout.state_dir / GATE_FILE, decide, notes)
+
+
+def _judged(
+    space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]
+) -> tuple[str | None, str | None]:
+    """What only a judge reads (the task, the diff), built only when one is configured."""
+    if settings.gate.judge is None:
+        return None, None
+    return space.task(), space.diff_text(writes)
 
 
 def _record_failure(receipts: Receipts, receipt_id: int, exc: Exception) -> int | None:
