@@ -1,0 +1,114 @@
+"""scan_writes: only what the session added, settings applied, findings as JSON."""
+
+from __future__ import annotations
+
+import json
+
+from donegate.scan import (
+    AllowRule,
+    Finding,
+    ScanSettings,
+    WrittenFile,
+    scan_writes,
+)
+from donegate.scan import fitted as rule
+
+FRAME = "import sys\n\ndef caller():\n    return sys._getframe(1)\n"
+DEFAULTS = ScanSettings()
+LITERALS = rule.test_literals_of(["assert answer(12345) == 42\n"])
+FITTED = "def answer(n):\n    if n == 12345:\n        return 42\n    return n\n"
+
+
+def is_test(path: str) -> bool:
+    return path.startswith("tests/")
+
+
+def scan(*files: WrittenFile, settings: ScanSettings = DEFAULTS) -> list[Finding]:
+    return scan_writes(files, LITERALS, settings, is_test)
+
+
+def test_a_new_file_with_a_construct_is_a_blocking_finding() -> None:
+    [finding] = scan(WrittenFile("src/app.py", None, FRAME))
+    assert (finding.path, finding.line, finding.construct, finding.blocking) == (
+        "src/app.py",
+        4,
+        "frame-inspection",
+        True,
+    )
+    assert "sys._getframe" in finding.message
+
+
+def test_a_construct_the_file_already_had_is_not_new() -> None:
+    assert scan(WrittenFile("src/app.py", FRAME, FRAME + "\nX = 1\n")) == []
+
+
+def test_a_moved_construct_is_not_new() -> None:
+    moved = (
+        "import sys\n\n\ndef other():\n    pass\n\n\ndef caller():\n    return sys._getframe(1)\n"
+    )
+    assert scan(WrittenFile("src/app.py", FRAME, moved)) == []
+
+
+def test_a_second_occurrence_is_new_and_named_where_it_was_added() -> None:
+    more = FRAME + "\ndef sneaky():\n    return sys._getframe(2)\n"
+    assert scan(WrittenFile("src/app.py", FRAME, FRAME)) == []  # control: unchanged, no finding
+    [finding] = scan(WrittenFile("src/app.py", FRAME, more))
+    assert finding.line == 7
+
+
+def test_test_files_are_judged_by_the_test_rules() -> None:
+    assert scan(WrittenFile("tests/test_app.py", None, FRAME)) == []
+    eq = "class A:\n    def __eq__(self, other):\n        return True\n"
+    assert [f.construct for f in scan(WrittenFile("tests/test_app.py", None, eq))] == [
+        "always-equal"
+    ]
+
+
+def test_deleted_and_non_python_files_are_skipped() -> None:
+    assert scan(WrittenFile("src/app.py", FRAME, None)) == []
+    assert scan(WrittenFile("src/app.txt", None, FRAME)) == []
+
+
+def test_a_file_that_does_not_parse_is_reported_and_blocks() -> None:
+    [finding] = scan(WrittenFile("src/app.py", FRAME, "def broken(:\n"))
+    assert (finding.construct, finding.blocking) == ("unparsed", True)
+
+
+def test_an_old_version_that_did_not_parse_counts_as_empty() -> None:
+    [finding] = scan(WrittenFile("src/app.py", "def broken(:\n", FRAME))
+    assert finding.construct == "frame-inspection"
+
+
+def test_fitted_to_test_blocks_by_default_and_can_warn_or_be_off() -> None:
+    file = WrittenFile("src/answer.py", "def answer(n):\n    return n\n", FITTED)
+    [blocking] = scan(file)
+    assert (blocking.construct, blocking.blocking) == ("fitted-to-test", True)
+    [warning] = scan(file, settings=ScanSettings(fitted_to_test="warn"))
+    assert warning.blocking is False
+    assert scan(file, settings=ScanSettings(fitted_to_test="off")) == []
+
+
+def test_fitted_to_test_is_not_looked_for_in_test_files() -> None:
+    assert scan(WrittenFile("src/answer.py", None, FITTED)) != []  # control
+    assert scan(WrittenFile("tests/helpers.py", None, FITTED)) == []
+
+
+def test_an_allow_rule_lets_its_construct_through_in_its_paths_only() -> None:
+    allow = AllowRule("frame-inspection", "src/debug/**", "our tracer walks frames")
+    settings = ScanSettings(allow=(allow,))
+    [allowed] = scan(WrittenFile("src/debug/trace.py", None, FRAME), settings=settings)
+    assert (allowed.blocking, allowed.allowed) == (False, "our tracer walks frames")
+    [elsewhere] = scan(WrittenFile("src/app.py", None, FRAME), settings=settings)
+    assert elsewhere.blocking is True
+    other = ScanSettings(allow=(AllowRule("hard-exit", "src/**", "why"),))
+    [not_this_one] = scan(WrittenFile("src/app.py", None, FRAME), settings=other)
+    assert not_this_one.blocking is True
+
+
+def test_findings_are_json_and_sorted_by_line() -> None:
+    source = FITTED + "\nimport os\nos._exit(3)\n"
+    findings = scan(WrittenFile("src/answer.py", None, source))
+    assert [f.line for f in findings] == sorted(f.line for f in findings)
+    payload = json.loads(json.dumps([f.to_json() for f in findings]))
+    assert {p["construct"] for p in payload} == {"fitted-to-test", "hard-exit"}
+    assert str(findings[0]).startswith("src/answer.py:2: [fitted-to-test]")
