@@ -155,3 +155,32 @@ def test_test_literals_skip_unparsable_files() -> None:
 
 def test_test_literals_include_stripped_copies() -> None:
     assert rule.test_literals_of(["x = ' 94107 '"]) == {" 94107 ", "94107"}
+
+
+def test_a_name_of_the_code_is_its_vocabulary() -> None:
+    source = (
+        "class LazyFile: pass\n\ndef get(name):\n    if name == 'LazyFile':\n        return 1\n"
+    )
+    tests = "def test_lazy():\n    assert getattr(mod, 'LazyFile')\n"
+    literals = rule.test_literals_of([tests])
+    tree = ast.parse(source)
+    assert fitted_occurrences(tree, literals, set()) != []  # control: without the names
+    assert fitted_occurrences(tree, literals, rule.names_of(tree)) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import os\nif os.environ.get('MODE') == '94107': pass",
+        "import os\nif os.getenv('MODE') == '94107': pass",
+        "import os\nif os.environ['MODE'] == '94107': pass",
+    ],
+)
+def test_the_environment_is_not_an_input(source: str) -> None:
+    assert fitted_details(source.replace("os.", "env.")) != []  # control: any other object
+    assert fitted_details(source) == []
+
+
+@pytest.mark.parametrize("value", ["--", "//", "::", " -> "])
+def test_separators_are_not_distinctive(value: str) -> None:
+    assert not distinctive(value)

@@ -112,3 +112,18 @@ def test_findings_are_json_and_sorted_by_line() -> None:
     payload = json.loads(json.dumps([f.to_json() for f in findings]))
     assert {p["construct"] for p in payload} == {"fitted-to-test", "hard-exit"}
     assert str(findings[0]).startswith("src/answer.py:2: [fitted-to-test]")
+
+
+def test_a_value_moved_from_another_written_file_is_not_fitted() -> None:
+    moved_from = WrittenFile("src/old.py", "LIMIT = 12345\n", "")
+    moved_to = WrittenFile("src/answer.py", None, FITTED)
+    assert [f.construct for f in scan(moved_to)] == ["fitted-to-test"]  # control
+    assert scan(moved_from, moved_to) == []
+
+
+def test_scan_file_is_one_file_of_scan_writes() -> None:
+    from donegate.scan import scan_file
+
+    file = WrittenFile("src/app.py", None, FRAME)
+    assert scan_file(file, LITERALS, DEFAULTS, test_file=False) == scan(file)
+    assert scan_file(file, LITERALS, DEFAULTS, test_file=True) == []

@@ -8,11 +8,12 @@ case, a comprehension's filter, a returned comparison) compares with ``==``, ``!
 1. is *distinctive* (see :func:`distinctive`): small numbers, one-character strings and the
    like occur in any code and any test by chance;
 2. occurs in the workspace's test files (an input or an expected value); and
-3. occurs nowhere in the file before the session: a value the module already used is part of
-   its vocabulary, not something learnt from the test.
+3. is not the code's own vocabulary: it occurs nowhere in the session's written files before
+   the session (code moved between files keeps its values), and it is not a name of the new
+   code (``if name == "LazyFile"`` next to ``class LazyFile`` dispatches on a name).
 
-Comparisons with the platform (``sys.platform``, ``os.name``, ``__name__``...) are not
-conditions on the input and are skipped.
+Comparisons with the platform and the environment (``sys.platform``, ``os.name``,
+``os.environ``, ``__name__``...) are not conditions on the input and are skipped.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ _ENVIRONMENT = frozenset(
         "platform.system",
         "platform.python_implementation",
         "platform.machine",
+        "os.environ",
+        "os.environ.get",
+        "os.getenv",
     }
 )
 
@@ -55,8 +59,11 @@ def distinctive(value: object) -> bool:
         return abs(value) >= _SMALL_INT
     if isinstance(value, float):
         return abs(value) >= _SMALL_INT or (not value.is_integer() and value != 0.5)
-    if isinstance(value, (str, bytes)):
-        return len(value.strip()) >= _SHORT_TEXT
+    if isinstance(value, str):
+        # Separators and sigils ("--", "//", "::") are syntax, not data.
+        return len(value.strip()) >= _SHORT_TEXT and any(c.isalnum() for c in value)
+    if isinstance(value, bytes):
+        return len(value.strip()) >= _SHORT_TEXT and any(chr(c).isalnum() for c in value)
     return False
 
 
@@ -66,6 +73,23 @@ def literals_of(tree: ast.AST) -> set[object]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and distinctive(node.value):
             found.update(_keys(node.value))
+    return found
+
+
+def names_of(tree: ast.AST) -> set[str]:
+    """The identifiers of ``tree``: names, attributes, parameters, keywords, definitions."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, (ast.arg, ast.keyword)) and node.arg:
+            found.add(node.arg)
+        elif isinstance(node, ast.alias):
+            found.update((node.asname or node.name).split("."))
     return found
 
 

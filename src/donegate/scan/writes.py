@@ -14,7 +14,7 @@ from collections.abc import Callable, Container, Iterable, Sequence
 from typing import NamedTuple
 
 from donegate.scan.finding import Finding, Occurrence
-from donegate.scan.fitted import fitted_occurrences, literals_of
+from donegate.scan.fitted import fitted_occurrences, literals_of, names_of
 from donegate.scan.judge import judge_occurrences
 from donegate.scan.settings import ScanSettings
 
@@ -42,29 +42,61 @@ def scan_writes(
     ``test_literals`` comes from :func:`~donegate.scan.fitted.test_literals_of` over the
     workspace's test files; ``is_test`` tells test files (and conftests) from source.
     """
+    python = [f for f in files if f.path.endswith(".py")]
+    olds = {f.path: _parse(f.old_source) or _EMPTY for f in python}
+    # Values of the session's files before it are vocabulary, wherever the session moved them.
+    known: set[object] = set()
+    if settings.fitted_to_test != "off":
+        for tree in olds.values():
+            known |= literals_of(tree)
     findings: list[Finding] = []
-    for file in files:
-        if file.path.endswith(".py") and file.new_source is not None:
-            findings.extend(scan_file(file, test_literals, settings, is_test(file.path)))
+    for file in python:
+        if file.new_source is not None:
+            test_file = is_test(file.path)
+            findings.extend(_scan(file, olds[file.path], test_literals, known, settings, test_file))
     return findings
 
 
 def scan_file(
     file: WrittenFile, test_literals: Container[object], settings: ScanSettings, test_file: bool
 ) -> list[Finding]:
-    """The findings of one written file (see :func:`scan_writes`)."""
+    """The findings of one written file, as if the session wrote only it."""
+    return scan_writes([file], test_literals, settings, lambda _: test_file)
+
+
+_EMPTY = ast.Module(body=[], type_ignores=[])
+
+
+def _scan(
+    file: WrittenFile,
+    old: ast.Module,
+    test_literals: Container[object],
+    known: set[object],
+    settings: ScanSettings,
+    test_file: bool,
+) -> list[Finding]:
     new = _parse(file.new_source)
     if new is None:
         return [_finding(file.path, Occurrence("unparsed", 0, "", "syntax error"), settings)]
-    old = _parse(file.old_source) or ast.Module(body=[], type_ignores=[])
     added = _added(
         judge_occurrences(old, test_file=test_file), judge_occurrences(new, test_file=test_file)
     )
     if not test_file and settings.fitted_to_test != "off":
-        # Literals the file had before are its vocabulary; the old file's own conditions are
-        # therefore never "fitted", and the new file's need no diff.
-        added += fitted_occurrences(new, test_literals, literals_of(old))
+        # The old file's literals are known, so its conditions are never "fitted": the new
+        # file's need no diff.
+        added += fitted_occurrences(new, test_literals, _Known(known, names_of(new)))
     return [_finding(file.path, o, settings) for o in sorted(added, key=lambda o: o.line)]
+
+
+class _Known:
+    """Literals that are the code's vocabulary: values it had, and its own identifiers."""
+
+    def __init__(self, values: set[object], names: set[str]) -> None:
+        self.values = values
+        self.names = names
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.values or (isinstance(value, str) and value in self.names)
 
 
 def _parse(source: str | None) -> ast.Module | None:
