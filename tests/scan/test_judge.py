@@ -34,6 +34,8 @@ def constructs(source: str, *, test_file: bool = False) -> list[str]:
         ("patch-sys-modules", "import sys\nsys.modules['json'] = object()"),
         ("patch-sys-modules", "import sys\ndel sys.modules['json']"),
         ("patch-sys-modules", "import sys\nsys.modules.update({'json': 1})"),
+        ("patch-sys-modules", "import sys\nmonkeypatch.setitem(sys.modules, 'json', 1)"),
+        ("patch-sys-modules", "from unittest import mock\nmock.patch.dict('sys.modules', {})"),
         ("patch-builtins", "import builtins\nbuiltins.print = len"),
         ("patch-builtins", "__builtins__['print'] = len"),
         ("patch-builtins", "import builtins\nsetattr(builtins, 'open', len)"),
@@ -85,6 +87,7 @@ def test_a_near_miss_in_source_is_not_found(source: str) -> None:
         "import os\nos._exit(0)",
         "import atexit\natexit.register(print)",
         "def pytest_configure(config): pass",
+        "import sys\nsys.modules['optional_dependency'] = None",
     ],
 )
 def test_test_files_may_use_the_runner_and_frames(source: str) -> None:
