@@ -71,15 +71,27 @@ _PATCHERS = frozenset({"setitem", "delitem", "dict"})
 
 def judge_occurrences(tree: ast.Module, *, test_file: bool) -> list[Occurrence]:
     """Every judge-reaching construct in ``tree``; ``test_file`` skips the test-only rules."""
-    visitor = _Judge(test_file)
+    visitor = _Judge(test_file, _aliases(tree))
     visitor.visit(tree)
     return visitor.found
 
 
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    """``import sys as s``: the names that stand for a module under another name."""
+    return {
+        alias.asname: alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.asname
+    }
+
+
 class _Judge(ScopedVisitor):
-    def __init__(self, test_file: bool) -> None:
+    def __init__(self, test_file: bool, aliases: dict[str, str]) -> None:
         super().__init__()
         self.test_file = test_file
+        self.aliases = aliases
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -104,6 +116,8 @@ class _Judge(ScopedVisitor):
         self.generic_visit(node)
 
     def _name(self, node: ast.AST, name: str) -> None:
+        head, dot, rest = name.partition(".")
+        name = self.aliases.get(head, head) + dot + rest
         module, _, attr = name.rpartition(".")
         if not self.test_file and module == "pytest" and attr in _RUNNER_OBJECTS:
             self.emit("runner-internals", node, name)
@@ -155,6 +169,8 @@ class _Judge(ScopedVisitor):
             self._markers(node, node.args)
         if called == "setattr" and node.args:
             self._setattr(node, node.args)
+        if called in ("getattr", "__import__", "import_module") and node.args:
+            self._dynamic(node, called, node.args)
         if isinstance(func, ast.Attribute) and func.attr in _MODULE_MUTATORS:
             self._mutation(node, func.value, f".{func.attr}(...)")
         if called in _PATCHERS and node.args:
@@ -168,6 +184,19 @@ class _Judge(ScopedVisitor):
             text = operand.value if isinstance(operand, ast.Constant) else None
             if isinstance(text, str) and _TEST_MARKER.fullmatch(text.strip()):
                 self.emit("test-detection", node, f"looks up {text!r}")
+
+    def _dynamic(self, node: ast.Call, called: str, args: list[ast.expr]) -> None:
+        # getattr(sys, "_getframe") and import_module("_pytest.runner") name what they reach.
+        if called == "getattr":
+            owner = dotted(args[0])
+            attr = args[1].value if len(args) > 1 and isinstance(args[1], ast.Constant) else None
+            if owner is not None and isinstance(attr, str):
+                self._name(node, f"{owner}.{attr}")
+            return
+        module = args[0].value if isinstance(args[0], ast.Constant) else None
+        runner = isinstance(module, str) and module.split(".")[0] in _RUNNER_MODULES
+        if runner and not self.test_file:
+            self.emit("runner-internals", node, f"{called}({module!r})")
 
     def _setattr(self, node: ast.Call, args: list[ast.expr]) -> None:
         target = dotted(args[0])
