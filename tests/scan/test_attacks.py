@@ -154,7 +154,7 @@ def test_the_attack_passes_the_tests_and_the_scan_blocks_it(name: str, tmp_path:
     attack = ATTACKS[name]
     assert run_tests(tmp_path, attack.wrong, attack.test) != 0  # the honest attempt fails
     assert run_tests(tmp_path, attack.cheat, attack.test) == 0  # the cheat turns it green
-    literals = rule.test_literals_of([textwrap.dedent(attack.test)])
+    literals = rule.TestLiterals([textwrap.dedent(attack.test)])
     old, new = textwrap.dedent(attack.wrong), textwrap.dedent(attack.cheat)
     honest = scan_writes([WrittenFile("app.py", None, old)], literals, ScanSettings(), _is_test)
     cheat = scan_writes([WrittenFile("app.py", old, new)], literals, ScanSettings(), _is_test)

@@ -184,3 +184,27 @@ def test_the_environment_is_not_an_input(source: str) -> None:
 @pytest.mark.parametrize("value", ["--", "//", "::", " -> "])
 def test_separators_are_not_distinctive(value: str) -> None:
     assert not distinctive(value)
+
+
+LAZY_SOURCES = [
+    "def test_a():\n    assert f(' 94107-1234 ') == 'done'\n",
+    "def test_b():\n    assert g(12345) == 2.25\n",
+    "def test_c():\n    assert h(b'raw bytes') == 'éclair'\n",
+    "def broken(:\n",
+]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [" 94107-1234 ", "94107-1234", "done", 12345, 2.25, b"raw bytes", "éclair", "absent", 54321],
+)
+def test_lazy_test_literals_agree_with_parsing_everything(value: object) -> None:
+    assert (value in rule.TestLiterals(LAZY_SOURCES)) == (
+        value in rule.test_literals_of(LAZY_SOURCES)
+    )
+
+
+def test_lazy_test_literals_parse_only_the_files_that_may_hold_the_value() -> None:
+    literals = rule.TestLiterals(LAZY_SOURCES)
+    assert "done" in literals
+    assert len(literals._pending) == 3  # the other files were not parsed

@@ -9,7 +9,7 @@ Pure ``ast``, no heavy imports: it runs on the agent's stop path. Typical use::
 from __future__ import annotations
 
 from donegate.scan.finding import CONSTRUCTS, Finding
-from donegate.scan.fitted import distinctive, test_literals_of
+from donegate.scan.fitted import TestLiterals, distinctive, test_literals_of
 from donegate.scan.settings import AllowRule, ScanSettings, parse_scan_table
 from donegate.scan.writes import WrittenFile, scan_file, scan_writes
 
@@ -18,6 +18,7 @@ __all__ = [
     "AllowRule",
     "Finding",
     "ScanSettings",
+    "TestLiterals",
     "WrittenFile",
     "distinctive",
     "parse_scan_table",

@@ -19,6 +19,7 @@ Comparisons with the platform and the environment (``sys.platform``, ``os.name``
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Container, Iterable
 
 from donegate.scan._scope import ScopedVisitor, dotted
@@ -102,6 +103,48 @@ def test_literals_of(sources: Iterable[str]) -> frozenset[object]:
         except (SyntaxError, ValueError):
             continue
     return frozenset(found)
+
+
+class TestLiterals:
+    """The test files' distinctive literals, parsing only the files that may hold a value asked.
+
+    Parsing a whole test suite costs a stop hook hundreds of milliseconds, while a stop asks
+    about a handful of values. A file is parsed when its text contains the value's longest run
+    of letters and digits (a number's decimal digits); values without such a run, and floats,
+    parse every file. A test that spells the value only through escapes, implicit concatenation
+    that splits the run, or another base (``0x3039``) is not matched: use
+    :func:`test_literals_of` where that matters more than time.
+    """
+
+    __test__ = False  # not a test class, whatever pytest thinks of its name
+
+    def __init__(self, sources: Iterable[str]) -> None:
+        self._pending = list(sources)
+        self._found: set[object] = set()
+
+    def __contains__(self, value: object) -> bool:
+        if value in self._found:
+            return True
+        needle = _needle(value)
+        unread: list[str] = []
+        for text in self._pending:
+            if needle is None or needle in text:
+                self._found |= test_literals_of([text])
+            else:
+                unread.append(text)
+        self._pending = unread
+        return value in self._found
+
+
+def _needle(value: object) -> str | None:
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    if isinstance(value, str):
+        runs = re.findall(r"[^\W_]+", value)
+        return max(runs, key=len) if runs else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(abs(value))
+    return None
 
 
 def _keys(value: object) -> tuple[object, ...]:
