@@ -70,8 +70,11 @@ def test_deleted_and_non_python_files_are_skipped() -> None:
 
 
 def test_a_file_that_does_not_parse_is_reported_and_blocks() -> None:
-    [finding] = scan(WrittenFile("src/app.py", FRAME, "def broken(:\n"))
-    assert (finding.construct, finding.blocking) == ("unparsed", True)
+    [finding] = scan(WrittenFile("src/app.py", FRAME, "x = 1\ndef broken(:\n"))
+    assert (finding.construct, finding.line, finding.blocking) == ("unparsed", 2, True)
+    assert finding.message.startswith("syntax error")
+    [nul] = scan(WrittenFile("src/app.py", FRAME, "x = 1\0\n"))
+    assert nul.construct == "unparsed"
 
 
 def test_an_old_version_that_did_not_parse_counts_as_empty() -> None:

@@ -75,9 +75,12 @@ def _scan(
     settings: ScanSettings,
     test_file: bool,
 ) -> list[Finding]:
-    new = _parse(file.new_source)
-    if new is None:
-        return [_finding(file.path, Occurrence("unparsed", 0, "", "syntax error"), settings)]
+    try:
+        new = ast.parse(file.new_source or "")
+    except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte in the source
+        line = getattr(exc, "lineno", None) or 0
+        why = f"syntax error: {getattr(exc, 'msg', exc)}"
+        return [_finding(file.path, Occurrence("unparsed", line, "", why), settings)]
     added = _added(
         judge_occurrences(old, test_file=test_file), judge_occurrences(new, test_file=test_file)
     )
