@@ -15,9 +15,9 @@ def constructs(source: str, *, test_file: bool = False) -> list[str]:
     return [o.construct for o in judge_occurrences(tree, test_file=test_file)]
 
 
-@pytest.mark.parametrize(
-    ("construct", "source"),
-    [
+_CASES = [
+    pytest.param(*case, id=case[1])
+    for case in [
         ("runner-internals", "import _pytest.reports"),
         ("runner-internals", "from _pytest.reports import TestReport"),
         ("runner-internals", "import pluggy"),
@@ -56,8 +56,11 @@ def constructs(source: str, *, test_file: bool = False) -> list[str]:
         ("hard-exit", "import os\nos._exit(0)"),
         ("hard-exit", "import atexit\natexit.register(print)"),
         ("hard-exit", "import atexit\n@atexit.register\ndef bye(): pass"),
-    ],
-)
+    ]
+]
+
+
+@pytest.mark.parametrize(("construct", "source"), _CASES)
 def test_a_construct_in_source_is_found(construct: str, source: str) -> None:
     assert construct in constructs(source)
 
@@ -99,14 +102,14 @@ def test_test_files_may_use_the_runner_and_frames(source: str) -> None:
     assert constructs(source, test_file=True) == []
 
 
-@pytest.mark.parametrize(
-    ("construct", "source"),
-    [
-        ("patch-builtins", "import builtins\nbuiltins.len = lambda x: 3"),
-        ("trace-hook", "import sys\nsys.settrace(print)"),
-        ("always-equal", "class A:\n    def __eq__(self, other): return True"),
-    ],
-)
+_IN_TEST_FILES = {
+    "import builtins\nbuiltins.len = lambda x: 3": "patch-builtins",
+    "import sys\nsys.settrace(print)": "trace-hook",
+    "class A:\n    def __eq__(self, other): return True": "always-equal",
+}
+
+
+@pytest.mark.parametrize(("source", "construct"), _IN_TEST_FILES.items())
 def test_some_constructs_count_in_test_files_too(construct: str, source: str) -> None:
     assert constructs(source, test_file=True) == [construct]
 
@@ -202,3 +205,12 @@ def test_an_occurrence_names_its_line_scope_and_what_it_is() -> None:
         "Runner.caller",
         "sys._getframe",
     )
+
+
+def test_every_construct_found_has_a_word_of_the_pre_check() -> None:
+    from donegate.scan.judge import may_reach
+
+    assert not may_reach("import os\n\ndef f(x):\n    return os.path.join(x, 'a')\n")
+    sources = [p.values[1] for p in _CASES] + list(_IN_TEST_FILES)
+    for source in sources:
+        assert may_reach(str(source)), source

@@ -69,32 +69,59 @@ _MODULE_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear",
 _PATCHERS = frozenset({"setitem", "delitem", "dict"})
 
 
+# Every rule below needs one of these words in the source text (lowercased): a file without
+# any cannot hold a construct, and is not walked. Keep it in step with the rules.
+_WORDS = (
+    "pytest",
+    "pluggy",
+    "_called_from_test",
+    "modules",
+    "builtins",
+    "trace",
+    "setprofile",
+    "monitoring",
+    "_getframe",
+    "_current_frames",
+    "stack",
+    "currentframe",
+    "getouterframes",
+    "f_back",
+    "f_locals",
+    "f_globals",
+    "tb_frame",
+    "_exit",
+    "abort",
+    "atexit",
+    "__eq__",
+    "__ne__",
+    "__hash__",
+)
+
+
+def may_reach(source: str) -> bool:
+    """Whether ``source`` has any word a judge-reaching construct needs (a fast pre-check)."""
+    text = source.lower()
+    return any(word in text for word in _WORDS)
+
+
 def judge_occurrences(tree: ast.Module, *, test_file: bool) -> list[Occurrence]:
     """Every judge-reaching construct in ``tree``; ``test_file`` skips the test-only rules."""
-    visitor = _Judge(test_file, _aliases(tree))
+    visitor = _Judge(test_file)
     visitor.visit(tree)
     return visitor.found
 
 
-def _aliases(tree: ast.Module) -> dict[str, str]:
-    """``import sys as s``: the names that stand for a module under another name."""
-    return {
-        alias.asname: alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import)
-        for alias in node.names
-        if alias.asname
-    }
-
-
 class _Judge(ScopedVisitor):
-    def __init__(self, test_file: bool, aliases: dict[str, str]) -> None:
+    def __init__(self, test_file: bool) -> None:
         super().__init__()
         self.test_file = test_file
-        self.aliases = aliases
+        # import sys as s: names that stand for a module, from their import on.
+        self.aliases: dict[str, str] = {}
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
+            if alias.asname:
+                self.aliases[alias.asname] = alias.name
             if not self.test_file and alias.name.split(".")[0] in _RUNNER_MODULES:
                 self.emit("runner-internals", node, f"import {alias.name}")
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from donegate.scan.finding import Finding, Occurrence
 from donegate.scan.fitted import fitted_occurrences, literals_of, names_of
-from donegate.scan.judge import judge_occurrences
+from donegate.scan.judge import judge_occurrences, may_reach
 from donegate.scan.settings import ScanSettings
 
 
@@ -39,21 +39,16 @@ def scan_writes(
 ) -> list[Finding]:
     """The findings of the session's new constructs in the ``.py`` files of ``files``.
 
-    ``test_literals`` comes from :func:`~donegate.scan.fitted.test_literals_of` over the
-    workspace's test files; ``is_test`` tells test files (and conftests) from source.
+    ``test_literals`` holds the workspace's test files' literals (:class:`TestLiterals` or
+    :func:`test_literals_of`); ``is_test`` tells test files (and conftests) from source, given
+    a workspace-relative ``/``-separated path.
     """
-    python = [f for f in files if f.path.endswith(".py")]
-    olds = {f.path: _parse(f.old_source) or _EMPTY for f in python}
-    # Values of the session's files before it are vocabulary, wherever the session moved them.
-    known: set[object] = set()
-    if settings.fitted_to_test != "off":
-        for tree in olds.values():
-            known |= literals_of(tree)
+    session = _Session([f for f in files if f.path.endswith(".py")])
     findings: list[Finding] = []
-    for file in python:
+    for file in session.files:
         if file.new_source is not None:
             test_file = is_test(file.path)
-            findings.extend(_scan(file, olds[file.path], test_literals, known, settings, test_file))
+            findings.extend(_scan(file, session, test_literals, settings, test_file))
     return findings
 
 
@@ -64,14 +59,36 @@ def scan_file(
     return scan_writes([file], test_literals, settings, lambda _: test_file)
 
 
-_EMPTY = ast.Module(body=[], type_ignores=[])
+class _Session:
+    """The session's written files; their old versions parsed only when a question needs them.
+
+    Most writes add no construct and no condition on a test value: then no old file is parsed.
+    """
+
+    def __init__(self, files: list[WrittenFile]) -> None:
+        self.files = files
+        self._olds: dict[str, ast.Module] = {}
+        self._known: set[object] | None = None
+
+    def old(self, file: WrittenFile) -> ast.Module:
+        """The file's previous content (empty when new or unparsable)."""
+        if file.path not in self._olds:
+            self._olds[file.path] = _parse(file.old_source) or ast.Module(body=[], type_ignores=[])
+        return self._olds[file.path]
+
+    def known(self) -> set[object]:
+        """The literals of every written file before the session, wherever it moved them."""
+        if self._known is None:
+            self._known = set()
+            for file in self.files:
+                self._known |= literals_of(self.old(file))
+        return self._known
 
 
 def _scan(
     file: WrittenFile,
-    old: ast.Module,
+    session: _Session,
     test_literals: Container[object],
-    known: set[object],
     settings: ScanSettings,
     test_file: bool,
 ) -> list[Finding]:
@@ -81,25 +98,37 @@ def _scan(
         line = getattr(exc, "lineno", None) or 0
         why = f"syntax error: {getattr(exc, 'msg', exc)}"
         return [_finding(file.path, Occurrence("unparsed", line, "", why), settings)]
-    added = _added(
-        judge_occurrences(old, test_file=test_file), judge_occurrences(new, test_file=test_file)
-    )
+    added: list[Occurrence] = []
+    if may_reach(file.new_source or ""):
+        found = judge_occurrences(new, test_file=test_file)
+        if found and may_reach(file.old_source or ""):
+            added = _added(judge_occurrences(session.old(file), test_file=test_file), found)
+        else:
+            added = found
     if not test_file and settings.fitted_to_test != "off":
         # The old file's literals are known, so its conditions are never "fitted": the new
         # file's need no diff.
-        added += fitted_occurrences(new, test_literals, _Known(known, names_of(new)))
+        added += fitted_occurrences(new, test_literals, _Known(session, new))
     return [_finding(file.path, o, settings) for o in sorted(added, key=lambda o: o.line)]
 
 
 class _Known:
-    """Literals that are the code's vocabulary: values it had, and its own identifiers."""
+    """Literals that are the code's vocabulary: values it had, and its own identifiers.
 
-    def __init__(self, values: set[object], names: set[str]) -> None:
-        self.values = values
-        self.names = names
+    Both are gathered on the first question: most files have no condition to ask about.
+    """
+
+    def __init__(self, session: _Session, new: ast.Module) -> None:
+        self._session = session
+        self._new = new
+        self._names: set[str] | None = None
 
     def __contains__(self, value: object) -> bool:
-        return value in self.values or (isinstance(value, str) and value in self.names)
+        if value in self._session.known():
+            return True
+        if self._names is None:
+            self._names = names_of(self._new)
+        return isinstance(value, str) and value in self._names
 
 
 def _parse(source: str | None) -> ast.Module | None:
