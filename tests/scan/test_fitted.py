@@ -75,6 +75,12 @@ def fitted_details(source: str, old: str = "", tests: str = TESTS) -> list[str]:
                 return "94107"
         """,
         """
+        SPECIAL_CASES = {"other", " 94107-1234 "}
+        def normalise(zip_code):
+            if zip_code in SPECIAL_CASES:
+                return "94107"
+        """,
+        """
         def answer(n):
             if n == 12345:
                 return 42

@@ -34,6 +34,7 @@ _SMALL_INT = 10
 _SHORT_TEXT = 2
 _COMPARISONS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 _MATCHERS = frozenset({"startswith", "endswith"})
+_COLLECTIONS = (ast.Tuple, ast.List, ast.Set)
 _ENVIRONMENT = frozenset(
     {
         "__name__",
@@ -163,9 +164,10 @@ def fitted_occurrences(
     return visitor.found
 
 
-def _module_constants(tree: ast.Module) -> dict[str, object]:
-    # A constant bound once at module level is the literal itself under another name.
-    bound: dict[str, object] = {}
+def _module_constants(tree: ast.Module) -> dict[str, ast.expr]:
+    # A literal (or a tuple, list or set of them) bound once at module level is the literal
+    # itself under another name: ``if zip_code in SPECIAL_CASES``.
+    bound: dict[str, ast.expr] = {}
     seen: set[str] = set()
     for statement in tree.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
@@ -173,15 +175,18 @@ def _module_constants(tree: ast.Module) -> dict[str, object]:
             if isinstance(target, ast.Name):
                 if target.id in seen:
                     bound.pop(target.id, None)
-                elif isinstance(statement.value, ast.Constant):
-                    bound[target.id] = statement.value.value
+                elif isinstance(statement.value, (ast.Constant, *_COLLECTIONS)):
+                    bound[target.id] = statement.value
                 seen.add(target.id)
     return bound
 
 
 class _Conditions(ScopedVisitor):
     def __init__(
-        self, test_literals: Container[object], known: Container[object], names: dict[str, object]
+        self,
+        test_literals: Container[object],
+        known: Container[object],
+        names: dict[str, ast.expr],
     ) -> None:
         super().__init__()
         self.test_literals = test_literals
@@ -234,15 +239,14 @@ class _Conditions(ScopedVisitor):
                 return
 
     def _literals(self, operands: list[ast.expr]) -> Iterable[object]:
-        for operand in operands:
-            elements = (
-                operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
-            )
-            for element in elements:
+        for operand in map(self._bound, operands):
+            elements = operand.elts if isinstance(operand, _COLLECTIONS) else [operand]
+            for element in map(self._bound, elements):
                 if isinstance(element, ast.Constant):
                     yield element.value
-                elif isinstance(element, ast.Name) and element.id in self.names:
-                    yield self.names[element.id]
+
+    def _bound(self, node: ast.expr) -> ast.expr:
+        return self.names.get(node.id, node) if isinstance(node, ast.Name) else node
 
 
 def _compares(node: ast.Compare) -> bool:
