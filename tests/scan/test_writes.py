@@ -130,3 +130,29 @@ def test_scan_file_is_one_file_of_scan_writes() -> None:
     file = WrittenFile("src/app.py", None, FRAME)
     assert scan_file(file, LITERALS, DEFAULTS, test_file=False) == scan(file)
     assert scan_file(file, LITERALS, DEFAULTS, test_file=True) == []
+
+
+def test_an_edited_function_that_keeps_its_construct_adds_none() -> None:
+    edited = FRAME.replace("return sys._getframe(1)", "frame = sys._getframe(1)\n    return frame")
+    assert scan(WrittenFile("src/app.py", None, edited)) != []  # control: new file, a finding
+    assert scan(WrittenFile("src/app.py", FRAME, edited)) == []
+
+
+def test_an_import_alias_in_an_unchanged_statement_still_resolves() -> None:
+    old = "import sys as s\n\nX = 1\n"
+    new = "import sys as s\n\nX = 1\n\ndef f():\n    return s._getframe()\n"
+    assert [f.construct for f in scan(WrittenFile("src/app.py", old, new))] == ["frame-inspection"]
+
+
+def test_literals_the_session_files_had_are_found_in_their_text() -> None:
+    fitted_string = "def norm(z):\n    if z == 'don\\'t':\n        return 1\n"
+    literals = rule.test_literals_of(['assert norm("don\'t") == 1\nassert answer(12345) == 42\n'])
+
+    def findings(old: str, new: str) -> list[Finding]:
+        return scan_writes([WrittenFile("src/a.py", old, new)], literals, DEFAULTS, is_test)
+
+    assert findings("", FITTED) != []  # control
+    assert findings("LIMIT = 12345\n", FITTED) == []
+    assert findings("LIMIT = 123456\n", FITTED) != []  # a longer number is another word
+    assert findings("", fitted_string) != []  # control
+    assert findings('WORD = "don\'t"\n', fitted_string) == []  # a quote: parsed, not searched

@@ -156,11 +156,18 @@ def _keys(value: object) -> tuple[object, ...]:
 
 
 def fitted_occurrences(
-    tree: ast.Module, test_literals: Container[object], known: Container[object]
+    tree: ast.Module,
+    test_literals: Container[object],
+    known: Container[object],
+    *,
+    within: ast.Module | None = None,
 ) -> list[Occurrence]:
-    """Conditions of ``tree`` comparing with a literal in ``test_literals`` but not in ``known``."""
+    """Conditions of ``tree`` comparing with a literal in ``test_literals`` but not in ``known``.
+
+    ``within``: only the conditions of these statements of ``tree`` (the changed ones).
+    """
     visitor = _Conditions(test_literals, known, _module_constants(tree))
-    visitor.visit(tree)
+    visitor.visit(tree if within is None else within)
     return visitor.found
 
 

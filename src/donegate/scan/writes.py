@@ -1,7 +1,8 @@
 """Scan the Python files written in a session; report only what the session added.
 
 A construct that the file already had before the session is the project's, not the agent's: the
-scan compares each file's constructs with its previous content's. Constructs are counted by what
+scan compares each file's constructs with its previous content's (in the top-level statements
+that changed: :mod:`donegate.scan._units`). Constructs are counted by what
 they are (``detail``), wherever they sit, so a moved or re-indented line is not new; when a file
 has more of one than before, the ones in a class or function that gained them are reported.
 """
@@ -9,10 +10,12 @@ has more of one than before, the ones in a class or function that gained them ar
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Sequence
 from typing import NamedTuple
 
+from donegate.scan._units import changed_part
 from donegate.scan.finding import Finding, Occurrence
 from donegate.scan.fitted import fitted_occurrences, literals_of, names_of
 from donegate.scan.judge import judge_occurrences, may_reach
@@ -76,13 +79,25 @@ class _Session:
             self._olds[file.path] = _parse(file.old_source) or ast.Module(body=[], type_ignores=[])
         return self._olds[file.path]
 
-    def known(self) -> set[object]:
-        """The literals of every written file before the session, wherever it moved them."""
+    def had(self, value: object) -> bool:
+        """Whether a written file had the literal ``value`` before the session.
+
+        A string is looked for as quoted text, a whole number as a word, in the old sources;
+        other values, and strings with quotes or backslashes, in their parsed literals. A
+        value spelt otherwise before (through escapes) counts as new: the scan errs towards
+        reporting.
+        """
+        texts = [f.old_source for f in self.files if f.old_source]
+        if isinstance(value, str) and not any(c in value for c in "'\"\\\n\r"):
+            return any(f"'{value}'" in t or f'"{value}"' in t for t in texts)
+        if isinstance(value, int) and not isinstance(value, bool):
+            word = re.compile(rf"(?<![\w.]){abs(value)}(?![\w.])")
+            return any(word.search(t) for t in texts)
         if self._known is None:
             self._known = set()
             for file in self.files:
                 self._known |= literals_of(self.old(file))
-        return self._known
+        return value in self._known
 
 
 def _scan(
@@ -99,23 +114,26 @@ def _scan(
         why = f"syntax error: {getattr(exc, 'msg', exc)}"
         return [_finding(file.path, Occurrence("unparsed", line, "", why), settings)]
     added: list[Occurrence] = []
-    if may_reach(file.new_source or ""):
-        found = judge_occurrences(new, test_file=test_file)
-        if found and may_reach(file.old_source or ""):
-            added = _added(judge_occurrences(session.old(file), test_file=test_file), found)
+    source, previous = file.new_source or "", file.old_source
+    changed = changed_part(new, source, previous)
+    if may_reach(source):
+        found = judge_occurrences(changed, test_file=test_file)
+        if found and previous is not None and may_reach(previous):
+            removed = changed_part(session.old(file), previous, source)
+            added = _added(judge_occurrences(removed, test_file=test_file), found)
         else:
             added = found
     if not test_file and settings.fitted_to_test != "off":
         # The old file's literals are known, so its conditions are never "fitted": the new
         # file's need no diff.
-        added += fitted_occurrences(new, test_literals, _Known(session, new))
+        added += fitted_occurrences(new, test_literals, _Known(session, new), within=changed)
     return [_finding(file.path, o, settings) for o in sorted(added, key=lambda o: o.line)]
 
 
 class _Known:
     """Literals that are the code's vocabulary: values it had, and its own identifiers.
 
-    Both are gathered on the first question: most files have no condition to ask about.
+    Asked only about a distinctive value of a new condition: most files have none.
     """
 
     def __init__(self, session: _Session, new: ast.Module) -> None:
@@ -124,7 +142,7 @@ class _Known:
         self._names: set[str] | None = None
 
     def __contains__(self, value: object) -> bool:
-        if value in self._session.known():
+        if self._session.had(value):
             return True
         if self._names is None:
             self._names = names_of(self._new)
