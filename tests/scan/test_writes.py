@@ -156,3 +156,16 @@ def test_literals_the_session_files_had_are_found_in_their_text() -> None:
     assert findings("LIMIT = 123456\n", FITTED) != []  # a longer number is another word
     assert findings("", fitted_string) != []  # control
     assert findings('WORD = "don\'t"\n', fitted_string) == []  # a quote: parsed, not searched
+
+
+def test_a_class_that_grew_a_construct_after_an_old_one_counts_it_once() -> None:
+    old = "import sys\n\nclass A:\n    def f(self):\n        return sys._getframe(1)\n"
+    grown = old + "\n    def g(self):\n        return sys._getframe(2)\n"
+    [finding] = scan(WrittenFile("src/app.py", old, grown))
+    assert finding.line == 8
+    shrunk_and_moved = "import sys\n\nclass A:\n    pass\n\ndef g():\n    return sys._getframe(2)\n"
+    assert scan(WrittenFile("src/app.py", old, shrunk_and_moved)) == []  # moved, not added
+    split = "import sys\n\nclass A:\n    def f(self):\n        return sys._getframe(1)\n"
+    split += "\ndef g():\n    return sys._getframe(2)\n"
+    assert [f.line for f in scan(WrittenFile("src/app.py", grown, split))] == []
+    assert [f.line for f in scan(WrittenFile("src/app.py", old, split))] == [8]

@@ -15,15 +15,17 @@ _IMPORTS = (ast.Import, ast.ImportFrom)
 
 
 def changed_part(tree: ast.Module, source: str, other: str | None) -> ast.Module:
-    """The statements of ``tree`` (parsed from ``source``) that ``other`` does not have.
+    """The statements of ``tree`` (parsed from ``source``) whose text ``other`` lacks.
 
-    A statement is kept when its text occurs more often in ``source`` than as a whole-line
-    block of ``other``. Imports are always kept: later statements name modules through them.
+    A statement is left out when its text occurs as often as a whole-line block of ``other``
+    (``other`` need not be parsed): its lines, and the constructs on them, were all there
+    before. That is a filter for what to look at; counting what was added needs
+    :func:`exact_changes`, since a block of ``other`` may be part of a larger statement there.
+    Imports are always kept: later statements name modules through them.
     """
     if other is None:
         return tree
-    lines = source.splitlines()
-    texts = [_text(statement, lines) for statement in tree.body]
+    texts = _texts(tree, source)
     counts = Counter(texts)
     haystack = "\n" + "\n".join(other.splitlines()) + "\n"
     body = [
@@ -32,6 +34,36 @@ def changed_part(tree: ast.Module, source: str, other: str | None) -> ast.Module
         if isinstance(statement, _IMPORTS) or counts[text] > haystack.count(f"\n{text}\n")
     ]
     return ast.Module(body=body, type_ignores=[])
+
+
+def exact_changes(
+    new: ast.Module, new_source: str, old: ast.Module, old_source: str
+) -> tuple[ast.Module, ast.Module]:
+    """The statements only the new version has, and those only the old one had.
+
+    Statements are matched by their whole text, as multisets: what both versions have adds
+    the same constructs to each side, so the difference of the two parts' constructs is the
+    difference of the two files'.
+    """
+    new_texts, old_texts = _texts(new, new_source), _texts(old, old_source)
+    return _without(new, new_texts, Counter(old_texts)), _without(
+        old, old_texts, Counter(new_texts)
+    )
+
+
+def _without(tree: ast.Module, texts: list[str], other: Counter[str]) -> ast.Module:
+    body: list[ast.stmt] = []
+    for statement, text in zip(tree.body, texts, strict=True):
+        if other[text] > 0:
+            other[text] -= 1
+        else:
+            body.append(statement)
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _texts(tree: ast.Module, source: str) -> list[str]:
+    lines = source.splitlines()
+    return [_text(statement, lines) for statement in tree.body]
 
 
 def _text(statement: ast.stmt, lines: list[str]) -> str:

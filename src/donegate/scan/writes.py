@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Container, Iterable, Sequence
 from typing import NamedTuple
 
-from donegate.scan._units import changed_part
+from donegate.scan._units import changed_part, exact_changes
 from donegate.scan.finding import Finding, Occurrence
 from donegate.scan.fitted import fitted_occurrences, literals_of, names_of
 from donegate.scan.judge import judge_occurrences, may_reach
@@ -117,12 +117,14 @@ def _scan(
     source, previous = file.new_source or "", file.old_source
     changed = changed_part(new, source, previous)
     if may_reach(source):
-        found = judge_occurrences(changed, test_file=test_file)
-        if found and previous is not None and may_reach(previous):
-            removed = changed_part(session.old(file), previous, source)
-            added = _added(judge_occurrences(removed, test_file=test_file), found)
-        else:
-            added = found
+        added = judge_occurrences(changed, test_file=test_file)
+        if added and previous is not None and may_reach(previous):
+            # Imports stay in both parts: a module alias resolves wherever it is used.
+            now, before = exact_changes(new, source, session.old(file), previous)
+            added = _added(
+                judge_occurrences(_with_imports(before, session.old(file)), test_file=test_file),
+                judge_occurrences(_with_imports(now, new), test_file=test_file),
+            )
     if not test_file and settings.fitted_to_test != "off":
         # The old file's literals are known, so its conditions are never "fitted": the new
         # file's need no diff.
@@ -147,6 +149,12 @@ class _Known:
         if self._names is None:
             self._names = names_of(self._new)
         return isinstance(value, str) and value in self._names
+
+
+def _with_imports(part: ast.Module, whole: ast.Module) -> ast.Module:
+    imports = [s for s in whole.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    rest = [s for s in part.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+    return ast.Module(body=imports + rest, type_ignores=[])
 
 
 def _parse(source: str | None) -> ast.Module | None:
