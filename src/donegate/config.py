@@ -25,10 +25,11 @@ from donegate.errors import InvalidInput
 from donegate.gate.table import GateTable, parse_gate_tables
 from donegate.policy import AppliedPolicy, Policy
 from donegate.redact import NO_SECRETS, Redactor
+from donegate.scan.settings import ScanSettings, parse_scan_table
 from donegate.wire import translate
 
 CONFIG_FILE = "donegate.toml"
-_TOP_LEVEL = ("policy", "checks", "trust", "gate", "requirements", "judge")
+_TOP_LEVEL = ("policy", "checks", "trust", "gate", "requirements", "judge", "scan")
 _VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -56,13 +57,16 @@ class Config:
 
     ``base_dir`` is where relative paths (a test command's working directory, a file source)
     start: the configuration file's directory. ``trust`` lists verifier ids whose evidence already
-    in a claim is believed; donegate's own is always trusted.
+    in a claim is believed; donegate's own is always trusted. ``scan`` is the ``[scan]`` table: what
+    the stop's scan of written code blocks on, and what it allows where
+    (:mod:`donegate.scan.settings`).
     """
 
     checks: tuple[CheckSpec, ...] = ()
     policy: Policy | None = None
     trust: frozenset[str] = frozenset()
     gate: GateTable = field(default_factory=GateTable)
+    scan: ScanSettings = field(default_factory=ScanSettings)
     base_dir: Path = field(default_factory=Path.cwd)
     redactor: Redactor = NO_SECRETS
     source: str = "<config>"
@@ -120,6 +124,7 @@ def _build(raw: dict[str, Any], base_dir: Path, redactor: Redactor, source: str)
         policy=_policy(raw.get("policy")),
         trust=frozenset(_trust(raw.get("trust", []))),
         gate=parse_gate_tables(raw),
+        scan=parse_scan_table(raw.get("scan")),
         base_dir=base_dir,
         redactor=redactor,
         source=source,
