@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from donegate.gate import Decision, Gate, GateContext
 from donegate.gate.store import FILE_NAME as GATE_FILE
 from donegate.gate.store import GateStore
-from donegate.session import answer, mutations, reading
+from donegate.session import answer, mutations, reading, scanning
 from donegate.session.event import HookAnswer, HookEvent
 from donegate.session.layout import Layout, locked
 from donegate.session.receipt import Receipts, repairing
@@ -108,7 +108,9 @@ def _verify(
     if not any(reading.gate_kind(w) == "source" for w in writes):
         return None
     claim = mutations.build_claim(event, writes, space.reported())
-    return _checked(claim, settings, space)
+    found = scanning.scan(space, settings, writes)
+    space.notes.extend(f"donegate: noted, not blocking: {f}" for f in found if not f.blocking)
+    return _checked(claim, settings, space, tuple(str(f) for f in found if f.blocking))
 
 
 def _facts(
@@ -121,7 +123,9 @@ def _facts(
     return reading.FactsFor(writes, checked, satisfies=settings.satisfies)
 
 
-def _checked(claim: Claim, settings: Settings, space: Workspace) -> Claim:
+def _checked(
+    claim: Claim, settings: Settings, space: Workspace, void_runs: tuple[str, ...] = ()
+) -> Claim:
     """``claim`` with the configured checks' evidence and its verdict.
 
     The checks run sealed: on a private copy of the exact bytes this stop's snapshot hashed,
@@ -142,7 +146,7 @@ def _checked(claim: Claim, settings: Settings, space: Workspace) -> Claim:
     source = str(settings.root / CONFIG_FILE)
     config = parse_config(settings.config_text, base_dir=settings.root, source=source)
     with seal(space.current, state_dir=space.layout.state_dir) as sealed:
-        return collect(claim, config, sealed=sealed, tainted=space.tainted)
+        return collect(claim, config, sealed=sealed, tainted=space.tainted, void_runs=void_runs)
 
 
 def _decide(
