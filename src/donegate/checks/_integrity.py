@@ -34,9 +34,6 @@ _AS_JUNIT: dict[str, CaseOutcome] = {
 
 def why_not_trusted(report: WitnessReport, context: CheckContext) -> str | None:
     """Why the run's judge is not donegate's and the team's, if it is not."""
-    if report.tampered:
-        shown = "; ".join(report.tampered[:MAX_SHOWN])
-        return f"pytest's verdict was tampered with during the run: {shown}"
     written = _written(context)
     for loaded in report.loaded:
         where, inside = _in_project(loaded.path, context)
@@ -48,6 +45,9 @@ def why_not_trusted(report: WitnessReport, context: CheckContext) -> str | None:
             )
         if inside and loaded.kind != "ini file" and loaded.path.suffix != ".py":
             return f"pytest loaded the {loaded.kind} {where!r} from bytecode without its source"
+    if report.tampered:
+        shown = "; ".join(report.tampered[:MAX_SHOWN])
+        return f"pytest's verdict was tampered with during the run: {shown}"
     return None
 
 

@@ -41,7 +41,7 @@ def resolve(configured: str, report: WitnessReport, bases: Sequence[Path]) -> Re
     if len(readings) > 1:
         shown = " or ".join(str(r) for r in readings)
         return Requirement(configured, "ambiguous", mapped=shown)
-    (reading, tests), = readings.items()
+    ((reading, tests),) = readings.items()
     mapped = str(reading) if str(reading) != configured else None
     if not tests:  # only its file is known, and it failed to collect
         return Requirement(configured, "error", mapped)

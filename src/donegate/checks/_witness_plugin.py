@@ -138,8 +138,8 @@ class _Witness:
         made = self.made.get((report.nodeid, report.when))
         if made is not None and made != report.outcome:
             self.tampered.append(
-                "%s %s: made as %s, reported as %s" % (report.nodeid, report.when, made,
-                                                        report.outcome)
+                "%s %s: made as %s, reported as %s"
+                % (report.nodeid, report.when, made, report.outcome)
             )
         self.check_machinery(report.nodeid)
 

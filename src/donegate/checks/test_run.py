@@ -132,7 +132,6 @@ def _protected_write(settings: TestRunSettings, context: CheckContext) -> Observ
     return None
 
 
-
 @dataclass(frozen=True, slots=True)
 class _Invocation:
     argv: list[str]
