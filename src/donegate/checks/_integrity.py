@@ -72,7 +72,9 @@ def described(report: WitnessReport) -> dict[str, Any]:
     shown = [
         f"{f.name} {f.path} sha256:{(f.sha256 or '?')[:16]}"
         for f in report.loaded
-        if f.kind in ("plugin", "conftest") and "_pytest" not in f.path.parts
+        if f.kind in ("plugin", "conftest")
+        and "_pytest" not in f.path.parts
+        and not f.name.startswith("donegate_witness_")
     ]
     return {
         "counts_from": "witness",
