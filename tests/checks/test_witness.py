@@ -106,13 +106,27 @@ def test_a_plugin_named_in_a_new_test_module_does_not_count(tmp_path: Path) -> N
     assert state(done) == "unverified"
 
 
-def test_a_plugin_named_in_a_written_ini_file_does_not_count(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "section"),
+    [
+        ("pytest.ini", "[pytest]"),
+        ("tox.ini", "[pytest]"),
+        ("setup.cfg", "[tool:pytest]"),
+        ("pyproject.toml", "[tool.pytest.ini_options]"),
+    ],
+)
+def test_a_plugin_named_in_a_written_ini_file_does_not_count(
+    tmp_path: Path, name: str, section: str
+) -> None:
     # The plugin module was there before (not written); the agent only added `-p` to the ini.
-    write(tmp_path, {**BROKEN, "tools/forge.py": FORGER, "pytest.ini": INI_WITH_PLUGIN})
+    body = INI_WITH_PLUGIN.replace("[pytest]", section)
+    if name == "pyproject.toml":
+        body = body.replace("= tools", '= ["tools"]').replace("= -p forge", '= "-p forge"')
+    write(tmp_path, {**BROKEN, "tools/forge.py": FORGER, name: body})
     control = plain_pytest(tmp_path)
     assert control.returncode == 0
-    done = collect_one(check(), tmp_path, "billing.py", "pytest.ini")
-    assert "ini file 'pytest.ini'" in why(detail(only(done)))
+    done = collect_one(check(), tmp_path, "billing.py", name)
+    assert f"ini file {name!r}" in why(detail(only(done)))
     assert state(done) == "unverified"
 
 
@@ -433,3 +447,37 @@ def test_an_impostor_of_the_same_name_elsewhere_does_not_count(tmp_path: Path) -
         "tests/test_gone.py::test_zip_update": "absent",
     }
     assert state(done) == "unverified"
+
+
+@pytest.mark.parametrize(
+    ("name", "dropped"),
+    [
+        ("PYTHONPATH", True),
+        ("pythonstartup", True),
+        ("PYTEST_ADDOPTS", True),
+        ("_PYTEST_RAISE", True),
+        ("PY_IGNORE_IMPORTMISMATCH", True),
+        ("VIRTUAL_ENV", True),
+        ("LD_PRELOAD", True),
+        ("PATH", False),
+        ("HOME", False),
+        ("LANG", False),
+    ],
+)
+def test_the_inherited_environment_loses_what_steers_python(name: str, dropped: bool) -> None:
+    from donegate.checks._runenv import base_environment
+
+    env = base_environment({"PYTHONHASHSEED": "0"}, {name: "x", "TERM": "dumb"})
+    assert (name not in env) == dropped
+    assert env["PYTHONHASHSEED"] == "0"  # the team's own env is kept
+
+
+def test_a_witness_report_that_is_not_a_plain_file_reads_as_none(tmp_path: Path) -> None:
+    from donegate.checks._witness import read_report
+
+    (tmp_path / "real.json").write_text('{"witness": 1}')
+    (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    for name in ("missing.json", "link.json", "fifo.json", "bad.json", "real.json"):
+        assert read_report(tmp_path / name) is None
