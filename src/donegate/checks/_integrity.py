@@ -80,6 +80,7 @@ def described(report: WitnessReport) -> dict[str, Any]:
         "counts_from": "witness",
         "xfailed": outcomes.count("xfailed"),
         "deselected": len(report.deselected),
+        "pytest_args": list(report.args),
         "rootdir": str(report.rootdir),
         "inifile": str(report.inifile) if report.inifile else None,
         "plugins": shown[:MAX_PLUGINS_SHOWN],
