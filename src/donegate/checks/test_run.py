@@ -32,7 +32,7 @@ from donegate.checks._nodeid import NodeId, NodeIdError
 from donegate.checks._process import RunResult, run_group
 from donegate.checks._witness import WitnessReport, WitnessSetup
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
-from donegate.workspace.runnerfiles import RUNNER_FILES
+from donegate.workspace.runnerfiles import JUDGE_FILES, RUNNER_FILES
 
 _COUNT_KEYS = ("passed", "failed", "errors", "skipped")
 MAX_FAILING_NAMED = 20
@@ -118,7 +118,8 @@ TEST_RUN = TestRun()
 
 
 def _protected_write(settings: TestRunSettings, context: CheckContext) -> Observation | None:
-    patterns = [*settings.protect, *(RUNNER_FILES if settings.protect_runner_files else ())]
+    always = (*RUNNER_FILES, *JUDGE_FILES) if settings.protect_runner_files else ()
+    patterns = [*settings.protect, *always]
     # Content an agent wrote in an earlier session and no person accepted judges nothing either.
     for target in sorted(context.tainted):
         pattern = globs.first_match(patterns, target)
