@@ -88,6 +88,7 @@ class Workspace:
         self._state: WorkspaceState | None = None
         self._current: Snapshot | None = None
         self.tainted: frozenset[str] = frozenset()
+        self._revoked = False
 
     @classmethod
     def open(cls, layout: Layout, event: HookEvent) -> Workspace:
@@ -199,18 +200,25 @@ class Workspace:
             record = self.authorship()
             self._refuse_agent_acceptance(record)
             kept = [w for w in writes if not record.is_accepted(w.write.path, w.write.new_digest)]
-            record.record_agent(_contents(kept), self.event.session_id, rfc3339(utc_now()))
-            record.save(self.layout.authorship(self.root))
+            before = (len(record.agent), len(record.accepted))
+            new = [c for c in _contents(kept) if not record.agent_wrote(*c)]
+            record.record_agent(new, self.event.session_id, rfc3339(utc_now()))
+            if new or before != (len(record.agent), len(record.accepted)) or self._revoked:
+                record.save(self.layout.authorship(self.root))
         self.tainted = record.tainted({p: e.digest for p, e in current.entries.items()})
         return kept
 
     def _refuse_agent_acceptance(self, record: Authorship) -> None:
         """An agent that ran ``donegate accept`` in its shell accepted nothing: revoke, report."""
+        # The journal is read first: the baseline (a whole snapshot) only when it is needed.
+        ran = [r for r in self.state.journal.entries() if r.command]
+        if not any(_ACCEPT_COMMAND.search(r.command or "") for r in ran):
+            return
         since = self.state.baseline().taken_at
-        ran = [r.command for r in self.state.journal.entries(since=since) if r.command]
-        if not any(_ACCEPT_COMMAND.search(c) for c in ran):
+        if not any(_ACCEPT_COMMAND.search(r.command or "") for r in ran if r.at >= since):
             return
         revoked = record.revoke(rfc3339(since))
+        self._revoked = bool(revoked)
         self.notes.append(
             "donegate: the agent ran `donegate accept` from its own shell; accepting is a "
             "person's act, so it counts for nothing"
