@@ -1,7 +1,8 @@
 """The main job, end to end: ``make demo``.
 
 1. Four agent sessions replayed through the real ``donegate hook claude-code`` entry point, on a
-   small real Python project in a temporary git repository (``donegate.demo.replay``).
+   small real Python project in a temporary git repository (``donegate.demo.replay``), and a
+   fifth where a scripted judge sends back code fitted to the test (``donegate.demo.judged``).
 2. The example Completion Claims in examples/ verified with the real CLI. The decision time is
    pinned so the examples, written in August 2026, read the same on any day.
 """
@@ -10,9 +11,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-from donegate.demo import replay
+from donegate.demo import judged, replay
 
 HERE = Path(__file__).parent
 DECIDED_AT = "2026-08-27T18:05:00Z"
@@ -31,6 +33,8 @@ def verify(claim: Path) -> int:
 
 def main() -> int:
     replay.main()
+    with tempfile.TemporaryDirectory(prefix="donegate-demo-judge-") as tmp:
+        judged.main(Path(tmp), Path(tmp) / "state")
     print("\n\ndonegate: verifying the example completion claims in examples/")
     codes = {claim.name: verify(claim) for claim in sorted(HERE.glob("*.json"))}
     print("\nExit codes: 0 verified, 1 refuted, 3 unverified, 4 invalid input.")

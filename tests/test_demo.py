@@ -15,6 +15,6 @@ def test_the_four_sessions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     ]
     assert outcomes == [[False], [True], [True, False], [True]]
     out = capsys.readouterr().out
-    assert "tests.test_zip::test_plain" in out
+    assert "tests/test_zip.py::test_plain" in out
     assert "tests/test_zip.py" in out
     assert "Only cosmetic edits" in out

@@ -178,7 +178,7 @@ def test_a_version_1_ledger_is_carried_forward_not_refused(tmp_path: Path) -> No
         )
         assert ledger.pending("/w") == []
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == ledger_module.SCHEMA_VERSION
 
 
 def test_text_that_is_not_utf8_is_recorded_faithfully(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ README = Path(__file__).parents[1] / "README.md"
 
 
 def test_the_readme_configuration_loads(tmp_path: Path) -> None:
-    [block] = re.findall(r"```toml\n(.*?)```", README.read_text(), re.S)
+    block, *_ = re.findall(r"```toml\n(.*?)```", README.read_text(), re.S)
     path = tmp_path / "donegate.toml"
     path.write_text(block)
     config = load_config(path, environ={"DATABASE_URL": "sqlite:////nonexistent.db"})

@@ -43,6 +43,7 @@ def collect(
     now: Instant | None = None,
     sealed: Sealed | None = None,
     tainted: frozenset[str] = frozenset(),
+    void_runs: tuple[str, ...] = (),
 ) -> Claim:
     """``claim`` with one evidence item per configured check appended, and its verdict computed.
 
@@ -51,10 +52,11 @@ def collect(
     collected here is relabelled ``self_attested``. With ``sealed`` (see
     :func:`donegate.checks.sealed.seal`) the checks run on that copy of the workspace.
     ``tainted`` names paths whose content an agent wrote and no person accepted (see
-    :class:`~donegate.checks.CheckContext`).
+    :class:`~donegate.checks.CheckContext`). ``void_runs`` says why no ``test_run`` may count
+    (code under test that can shape its own verdict): such checks are recorded as absent.
     """
     claim = _relabel_forged(claim)
-    collected = collect_evidence(claim, config, sealed=sealed, tainted=tainted)
+    collected = collect_evidence(claim, config, sealed=sealed, tainted=tainted, void_runs=void_runs)
     first = len(claim.evidence)
     with_evidence = claim.model_copy(update={"evidence": [*claim.evidence, *collected]})
     options = VerifyOptions(
@@ -73,6 +75,7 @@ def collect_evidence(
     *,
     sealed: Sealed | None = None,
     tainted: frozenset[str] = frozenset(),
+    void_runs: tuple[str, ...] = (),
 ) -> list[Evidence]:
     """Run every configured check concurrently; one evidence item each, in configuration order."""
     if not config.checks:
@@ -84,7 +87,8 @@ def collect_evidence(
         context = _in_copy(context, sealed)
     with ThreadPoolExecutor(max_workers=len(config.checks)) as pool:
         futures = [
-            pool.submit(_observe, spec, claim, config, context, sealed) for spec in config.checks
+            pool.submit(_observe, spec, claim, config, context, sealed, void_runs)
+            for spec in config.checks
         ]
         return [future.result() for future in futures]
 
@@ -108,12 +112,23 @@ def _unsealed_why(sealed: Sealed, context: CheckContext) -> str | None:
 
 
 def _observe(
-    spec: CheckSpec, claim: Claim, config: Config, context: CheckContext, sealed: Sealed | None
+    spec: CheckSpec,
+    claim: Claim,
+    config: Config,
+    context: CheckContext,
+    sealed: Sealed | None,
+    void_runs: tuple[str, ...] = (),
 ) -> Evidence:
     at = Instant.now()  # the observation begins now: rule 2 compares this with the mutations
     started = time.monotonic()
     why = _unsealed_why(sealed, context) if sealed is not None else None
-    if why is not None:
+    if void_runs and spec.settings.check_type == "test_run":
+        observation = Observation.absent(
+            "the written code can shape its own verdict, so no test run counts: "
+            + "; ".join(void_runs),
+            code_findings=list(void_runs),
+        )
+    elif why is not None:
         observation = Observation.absent(
             why, sealed_findings=list(sealed.findings if sealed else [])
         )

@@ -22,13 +22,14 @@ from pydantic import ConfigDict, ValidationError
 from donegate import checks
 from donegate.checks.base import CheckSettings
 from donegate.errors import InvalidInput
-from donegate.gate.table import GateTable, parse_gate_table
+from donegate.gate.table import GateTable, parse_gate_tables
 from donegate.policy import AppliedPolicy, Policy
 from donegate.redact import NO_SECRETS, Redactor
+from donegate.scan.settings import ScanSettings, parse_scan_table
 from donegate.wire import translate
 
 CONFIG_FILE = "donegate.toml"
-_TOP_LEVEL = ("policy", "checks", "trust", "gate")
+_TOP_LEVEL = ("policy", "checks", "trust", "gate", "requirements", "judge", "scan")
 _VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -56,13 +57,16 @@ class Config:
 
     ``base_dir`` is where relative paths (a test command's working directory, a file source)
     start: the configuration file's directory. ``trust`` lists verifier ids whose evidence already
-    in a claim is believed; donegate's own is always trusted.
+    in a claim is believed; donegate's own is always trusted. ``scan`` is the ``[scan]`` table: what
+    the stop's scan of written code blocks on, and what it allows where
+    (:mod:`donegate.scan.settings`).
     """
 
     checks: tuple[CheckSpec, ...] = ()
     policy: Policy | None = None
     trust: frozenset[str] = frozenset()
     gate: GateTable = field(default_factory=GateTable)
+    scan: ScanSettings = field(default_factory=ScanSettings)
     base_dir: Path = field(default_factory=Path.cwd)
     redactor: Redactor = NO_SECRETS
     source: str = "<config>"
@@ -99,7 +103,11 @@ def parse_config(
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInput(f"{source} is not valid TOML: {exc}") from None
     secrets: set[str] = set()
+    # [judge] names its key's variable, read only when the judge is called: not expanded here.
+    judge = raw.pop("judge", None)
     expanded = _expand(raw, "", os.environ if environ is None else environ, secrets)
+    if judge is not None:
+        expanded["judge"] = judge
     redactor = NO_SECRETS.with_secrets(secrets)
     try:
         return _build(expanded, base_dir or Path.cwd(), redactor, source)
@@ -115,7 +123,8 @@ def _build(raw: dict[str, Any], base_dir: Path, redactor: Redactor, source: str)
         checks=tuple(_check(i, table) for i, table in enumerate(_list(raw, "checks"))),
         policy=_policy(raw.get("policy")),
         trust=frozenset(_trust(raw.get("trust", []))),
-        gate=parse_gate_table(raw.get("gate")),
+        gate=parse_gate_tables(raw),
+        scan=parse_scan_table(raw.get("scan")),
         base_dir=base_dir,
         redactor=redactor,
         source=source,

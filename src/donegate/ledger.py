@@ -11,7 +11,9 @@ A file that is not a ledger (corrupt, foreign, from a newer donegate) is an
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
+import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -24,7 +26,7 @@ from donegate.errors import InvalidInput
 from donegate.sqlitefile import cause, migrate, rollback
 
 FILE_NAME = "receipts.sqlite3"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 PENDING = "pending"
 DEFAULT_BUSY_TIMEOUT_S = 10.0
 
@@ -46,15 +48,38 @@ CREATE TABLE receipts (
     decision_json TEXT NOT NULL
 );
 CREATE INDEX receipts_by_session ON receipts (session_id, id);
-CREATE INDEX receipts_pending ON receipts (workspace, id) WHERE reason = 'pending'
+CREATE INDEX receipts_pending ON receipts (workspace, id) WHERE reason = 'pending';
+{_V3}
 """
+# Version 3: a stable id per receipt (the team ledger is idempotent on it), the machine that
+# recorded it, the outbox of closed receipts not yet shipped, and an index for time windows.
+_V3 = """
+ALTER TABLE receipts ADD COLUMN uuid TEXT;
+ALTER TABLE receipts ADD COLUMN machine TEXT;
+CREATE UNIQUE INDEX receipts_by_uuid ON receipts (uuid);
+CREATE INDEX receipts_by_time ON receipts (created_at);
+CREATE TABLE outbox (
+    receipt_id INTEGER PRIMARY KEY REFERENCES receipts (id),
+    queued_at TEXT NOT NULL
+)
+"""
+_SCHEMA = _SCHEMA.replace("{_V3}", _V3)
 # Version 2 finds the receipts a killed hook left open without reading the whole ledger.
 _UPGRADES = {
-    1: "CREATE INDEX receipts_pending ON receipts (workspace, id) WHERE reason = 'pending'"
+    1: "CREATE INDEX receipts_pending ON receipts (workspace, id) WHERE reason = 'pending'",
+    # Receipts of version 2 get a random uuid; closed ones are queued for the team ledger.
+    2: _V3
+    + "; UPDATE receipts SET uuid = lower(hex(randomblob(16)))"
+    + "; INSERT INTO outbox (receipt_id, queued_at) SELECT id, created_at FROM receipts "
+    "WHERE reason IS NOT 'pending'",
 }
 _COLUMNS = (
     "id, session_id, host, workspace, created_at, verdict, decision, reason, "
-    "claim_json, decision_json"
+    "claim_json, decision_json, uuid, machine"
+)
+_INSERTED = (
+    "session_id, host, workspace, created_at, verdict, decision, reason, "
+    "claim_json, decision_json, uuid, machine"
 )
 
 
@@ -71,6 +96,8 @@ class Receipt(NamedTuple):
     reason: str | None
     claim: dict[str, Any]
     decision_doc: dict[str, Any]
+    uuid: str | None = None
+    machine: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict with every field."""
@@ -85,6 +112,8 @@ class Receipt(NamedTuple):
             "reason": self.reason,
             "claim": self.claim,
             "decision_doc": self.decision_doc,
+            "uuid": self.uuid,
+            "machine": self.machine,
         }
 
 
@@ -113,8 +142,13 @@ class Ledger:
         claim: Mapping[str, Any],
         decision_doc: Mapping[str, Any] | None = None,
         created_at: datetime | None = None,
+        machine: str | None = None,
     ) -> int:
-        """Store one receipt and return its id. ``claim`` is the claim document as JSON data."""
+        """Store one receipt and return its id. ``claim`` is the claim document as JSON data.
+
+        ``machine`` defaults to this machine's host name. A receipt recorded closed (not
+        pending) is queued in the outbox for the team ledger in the same transaction.
+        """
         row = (
             _storable(session_id),
             _storable(host),
@@ -125,14 +159,16 @@ class Ledger:
             None if reason is None else _storable(reason),
             _dumps("claim", claim),
             _dumps("decision_doc", decision_doc or {}),
+            uuid.uuid4().hex,
+            machine or socket.gethostname(),
         )
         with self._transaction() as db:
             cursor = db.execute(
-                f"INSERT INTO receipts ({_COLUMNS.removeprefix('id, ')}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
+                f"INSERT INTO receipts ({_INSERTED}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row
             )
             assert cursor.lastrowid is not None
+            if reason != PENDING:
+                _enqueue(db, cursor.lastrowid)
             return cursor.lastrowid
 
     def close_receipt(
@@ -160,7 +196,10 @@ class Ledger:
                 "decision_json = ? WHERE id = ?",
                 row,
             )
-            return cursor.rowcount == 1
+            if cursor.rowcount != 1:
+                return False
+            _enqueue(db, receipt_id)
+            return True
 
     def pending(self, workspace: str | Path) -> list[Receipt]:
         """The receipts of ``workspace`` still open (their stop has not finished), oldest first."""
@@ -178,6 +217,46 @@ class Ledger:
         with self._guard():
             rows = self._connect().execute(sql, (*args, max(limit, 0))).fetchall()
         return [self._receipt(row) for row in rows]
+
+    def query(
+        self,
+        *,
+        since: datetime | None = None,
+        verdict: str | None = None,
+        session: str | None = None,
+        limit: int | None = None,
+    ) -> list[Receipt]:
+        """The receipts matching every filter given, newest first, at most ``limit``.
+
+        ``since`` keeps the receipts created at or after that instant.
+        """
+        where, args = _filters(since, verdict, session)
+        sql = f"SELECT {_COLUMNS} FROM receipts {where} ORDER BY created_at DESC, id DESC"
+        if limit is not None:
+            sql, args = sql + " LIMIT ?", [*args, max(limit, 0)]
+        with self._guard():
+            rows = self._connect().execute(sql, args).fetchall()
+        return [self._receipt(row) for row in rows]
+
+    def outbox(self, limit: int = 500) -> list[Receipt]:
+        """Closed receipts not yet shipped to the team ledger, oldest first."""
+        sql = (
+            f"SELECT {', '.join('r.' + c.strip() for c in _COLUMNS.split(','))} FROM outbox o "
+            "JOIN receipts r ON r.id = o.receipt_id ORDER BY o.receipt_id LIMIT ?"
+        )
+        with self._guard():
+            rows = self._connect().execute(sql, (max(limit, 0),)).fetchall()
+        return [self._receipt(row) for row in rows]
+
+    def shipped(self, receipt_ids: list[int]) -> None:
+        """Take receipts off the outbox once the team ledger holds them."""
+        with self._transaction() as db:
+            db.executemany("DELETE FROM outbox WHERE receipt_id = ?", [(i,) for i in receipt_ids])
+
+    def outbox_size(self) -> int:
+        """How many closed receipts wait to be shipped."""
+        with self._guard():
+            return int(self._connect().execute("SELECT count(*) FROM outbox").fetchone()[0])
 
     def get(self, receipt_id: int) -> Receipt:
         """The receipt with this id; ``InvalidInput`` if there is none."""
@@ -234,6 +313,9 @@ class Ledger:
             try:
                 db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
                 db.execute("PRAGMA journal_mode = WAL")
+                # In WAL mode NORMAL keeps every commit through a killed process (what a receipt
+                # opened before the checks must survive) and spares an fsync per commit.
+                db.execute("PRAGMA synchronous = NORMAL")
                 migrate(db, self.path, _SCHEMA, SCHEMA_VERSION, _not_ours, _UPGRADES)
             except BaseException:
                 db.close()
@@ -254,7 +336,34 @@ class Ledger:
             reason,
             claim=_loads(self.path, rid, row[8]),
             decision_doc=_loads(self.path, rid, row[9]),
+            uuid=row[10],
+            machine=row[11],
         )
+
+
+def _enqueue(db: sqlite3.Connection, receipt_id: int) -> None:
+    # Closed again (an interrupted stop swept): one row, the team ledger's upsert takes the last.
+    db.execute(
+        "INSERT OR REPLACE INTO outbox (receipt_id, queued_at) VALUES (?, ?)",
+        (receipt_id, _rfc3339(datetime.now(UTC))),
+    )
+
+
+def _filters(
+    since: datetime | None, verdict: str | None, session: str | None
+) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    args: list[Any] = []
+    if since is not None:
+        clauses.append("created_at >= ?")
+        args.append(_rfc3339(since))
+    if verdict is not None:
+        clauses.append("verdict = ?")
+        args.append(_one_of("verdict", verdict, _VERDICTS))
+    if session is not None:
+        clauses.append("session_id = ?")
+        args.append(session)
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), args
 
 
 def _not_ours(detail: str) -> InvalidInput:

@@ -127,7 +127,7 @@ def test_registry() -> None:
     assert adapter("claude-code").NAME == claude_code.NAME == "claude-code"
     assert adapter("codex").NAME == codex.NAME == "codex"
     assert adapter("gemini-cli").NAME == "gemini-cli"
-    with pytest.raises(KeyError, match="known: claude-code, codex, cursor, gemini-cli"):
+    with pytest.raises(KeyError, match="known: claude-code, codex, copilot, cursor, gemini-cli"):
         adapter("emacs")
 
 

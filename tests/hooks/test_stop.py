@@ -110,7 +110,7 @@ def test_a_broken_test_is_named_and_the_agent_let_go_once_fixed(
     (repo / "zipcode.py").write_text(FIXED.replace('split("-")[0]', 'split("-")[1]'))
     first = stop(repo, state)
     assert first.blocked
-    assert "test_zip::test_plain" in first.answer["reason"]
+    assert "tests/test_zip.py::test_plain" in first.answer["reason"]
     assert "after your last edit" in first.answer["reason"]
     (repo / "zipcode.py").write_text(FIXED)
     second = stop(repo, state, stop_hook_active=True)

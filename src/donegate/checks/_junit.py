@@ -1,13 +1,15 @@
 """Test counts: from a JUnit XML report, or failing that from pytest's summary line.
 
 A skipped or xfailed test is not a passed one (Terminal-Bench's parser counted them as passed);
-the report keeps every case's own outcome so that a ``must_pass`` test can be looked up.
+the report keeps every case's own outcome, to be compared with what the witness saw (the witness's
+node ids decide which tests ran; JUnit's ``classname::name`` only cross-checks them).
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -34,6 +36,7 @@ class TestReport:
     deselected: int = 0
     source: Literal["junit", "summary"] = "junit"
     cases: dict[str, CaseOutcome] = field(default_factory=dict)
+    case_list: tuple[tuple[str, CaseOutcome], ...] = ()
 
     def counts(self) -> dict[str, int]:
         """The counts an ``observed_value`` carries."""
@@ -51,21 +54,22 @@ def read_junit(path: Path) -> TestReport | None:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError):
         return None
-    cases: dict[str, CaseOutcome] = {}
+    cases: list[tuple[str, CaseOutcome]] = []
     tally: dict[CaseOutcome, int] = dict.fromkeys(
         ("passed", "failed", "error", "skipped", "xfailed"), 0
     )
     for case in root.iter("testcase"):
         outcome = _case_outcome(case)
         tally[outcome] += 1
-        cases[f"{case.get('classname', '')}::{case.get('name', '')}"] = outcome
+        cases.append((f"{case.get('classname', '')}::{case.get('name', '')}", outcome))
     return TestReport(
         passed=tally["passed"],
         failed=tally["failed"],
         errors=tally["error"],
         skipped=tally["skipped"],
         xfailed=tally["xfailed"],
-        cases=cases,
+        cases=dict(cases),
+        case_list=tuple(cases),
     )
 
 
@@ -99,18 +103,18 @@ def read_summary(output: str) -> TestReport | None:
     return None
 
 
-def case_key(node_id: str) -> str:
-    """A pytest node id (``tests/test_a.py::TestX::test_y[1]``) as JUnit's ``classname::name``."""
-    parts = node_id.split("::")
-    module = parts[0].removesuffix(".py").replace("/", ".")
-    classname = ".".join([module, *parts[1:-1]])
-    return f"{classname}::{parts[-1]}"
+def disagreements(report: TestReport, expected: Counter[tuple[str, CaseOutcome]]) -> list[str]:
+    """Where the JUnit cases differ from ``expected`` (``classname::name`` and outcome, counted).
 
-
-def case_outcome(report: TestReport, node_id: str) -> CaseOutcome | None:
-    """The outcome of ``node_id`` in the report, or None when it did not run."""
-    wanted = case_key(node_id)
-    if wanted in report.cases:
-        return report.cases[wanted]
-    # pytest writes classnames relative to its rootdir, which may sit above the working directory.
-    return next((o for key, o in report.cases.items() if key.endswith("." + wanted)), None)
+    Each line says both sides, e.g. ``tests.test_a::test_x: witness says failed, JUnit passed``.
+    """
+    seen = Counter(report.case_list)
+    lines = []
+    for key, outcome in sorted((expected - seen).keys()):
+        others = sorted({o for k, o in seen if k == key} - {outcome})
+        junit = ", ".join(others) or "has no such case"
+        lines.append(f"{key}: witness says {outcome}, JUnit {junit}")
+    for key, outcome in sorted((seen - expected).keys()):
+        if not any(k == key for k, _ in expected):
+            lines.append(f"{key}: JUnit says {outcome}, the witness saw no such test")
+    return lines

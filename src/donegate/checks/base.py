@@ -24,7 +24,8 @@ class CheckSettings(BaseModel):
 
     ``covers`` holds globs over mutation targets (default: every mutation); ``target`` is what the
     evidence names (default: derived from the check, secrets masked); ``name`` labels the check in
-    output.
+    output. ``satisfies`` names the ``[[requirements]]`` rows (role ``check``) this check's
+    passing evidence meets.
     """
 
     model_config = ConfigDict(strict=True, frozen=True, extra="forbid", allow_inf_nan=False)
@@ -34,6 +35,7 @@ class CheckSettings(BaseModel):
     target: str | None = None
     covers: list[str] | None = None
     expected: dict[str, JsonValue] = Field(default_factory=dict)
+    satisfies: list[str] | None = None
 
     def default_target(self) -> str:
         """The evidence target when the configuration names none."""

@@ -4,6 +4,13 @@ Not a pass, whatever the exit code: a runner that is missing, a timeout, no test
 5, everything skipped or deselected), a ``must_pass`` test that did not actually pass, a status
 that says 0 while the report lists failures, or a write to a protected file (an agent that edits
 the test it must pass has shown nothing).
+
+The runner is donegate's: the command runs in an environment donegate builds (``_runenv``), a
+pytest run without the working directory first on ``sys.path`` and with a fresh bytecode cache,
+and with donegate's witness loaded inside it (``_witness``). The witness's report is what ran;
+a run whose judge the agent wrote, whose machinery was replaced, or whose JUnit report disagrees
+with the witness does not count (``_integrity``); ``must_pass`` ids are matched exactly
+(``_mustpass``).
 """
 
 from __future__ import annotations
@@ -13,19 +20,21 @@ import re
 import shlex
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field, JsonValue, model_validator
 
-from donegate.checks import globs
-from donegate.checks._junit import TestReport, case_outcome, read_junit, read_summary
+from donegate.checks import _integrity, _mustpass, _runenv, _witness, globs
+from donegate.checks._junit import TestReport, read_junit, read_summary
+from donegate.checks._nodeid import NodeId, NodeIdError
 from donegate.checks._process import RunResult, run_group
+from donegate.checks._witness import WitnessReport, WitnessSetup
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
-from donegate.workspace.runnerfiles import RUNNER_FILES
+from donegate.workspace.runnerfiles import JUDGE_FILES, RUNNER_FILES
 
 _COUNT_KEYS = ("passed", "failed", "errors", "skipped")
-_FAILING = ("failed", "error")
 MAX_FAILING_NAMED = 20
 # pytest: 3 internal error, 4 usage error (a broken conftest), 5 no tests collected.
 _PYTEST_NOTHING_RAN = {3: "pytest internal error", 4: "pytest usage error", 5: "no tests collected"}
@@ -66,6 +75,11 @@ class TestRunSettings(CheckSettings):
             raise ValueError(
                 "expected holds integers under exit_code, passed, failed, errors, skipped"
             )
+        for node in self.must_pass:
+            try:
+                NodeId.parse(node)
+            except NodeIdError as exc:
+                raise ValueError(f"must_pass: {exc}") from None
         return self
 
     def default_target(self) -> str:
@@ -91,20 +105,21 @@ class TestRun:
         touched = _protected_write(settings, context)
         if touched is not None:
             return touched
-        with tempfile.TemporaryDirectory(prefix="donegate-junit-") as scratch:
-            junit = Path(scratch) / "junit.xml"
-            argv, env = _invocation(settings, junit)
+        # Made for this run only, 0700, with a random name: the report paths cannot be pre-made.
+        with tempfile.TemporaryDirectory(prefix="donegate-run-") as scratch:
+            invocation = _invocation(settings, context, Path(scratch))
             cwd = context.run_dir / (settings.cwd or ".")
-            run = run_group(argv, cwd, env, settings.timeout_s)
-            report = _report(settings, junit, run)
-        return _judge(settings, run, report, context)
+            run = run_group(invocation.argv, cwd, invocation.env, settings.timeout_s)
+            reports = _read_reports(invocation, run)
+        return _judge(settings, run, reports, context)
 
 
 TEST_RUN = TestRun()
 
 
 def _protected_write(settings: TestRunSettings, context: CheckContext) -> Observation | None:
-    patterns = [*settings.protect, *(RUNNER_FILES if settings.protect_runner_files else ())]
+    always = (*RUNNER_FILES, *JUDGE_FILES) if settings.protect_runner_files else ()
+    patterns = [*settings.protect, *always]
     # Content an agent wrote in an earlier session and no person accepted judges nothing either.
     for target in sorted(context.tainted):
         pattern = globs.first_match(patterns, target)
@@ -126,35 +141,93 @@ def _protected_write(settings: TestRunSettings, context: CheckContext) -> Observ
     return None
 
 
-def _invocation(settings: TestRunSettings, junit: Path) -> tuple[list[str], dict[str, str]]:
-    env = {**os.environ, **settings.env}
+@dataclass(frozen=True, slots=True)
+class _Invocation:
+    argv: list[str]
+    env: dict[str, str]
+    junit: Path | None = None
+    witness: WitnessSetup | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Reports:
+    witness: WitnessReport | None = None
+    junit: TestReport | None = None
+    summary: TestReport | None = None
+
+
+def _invocation(settings: TestRunSettings, context: CheckContext, scratch: Path) -> _Invocation:
+    env = _runenv.base_environment(settings.env)
+    team_path = settings.env.get("PYTHONPATH", "").split(os.pathsep)
+    code_path = _runenv.search_path(context.pythonpath, team_path)
+    # A fresh bytecode cache: a planted .pyc in a __pycache__ directory is never used.
+    env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
     if isinstance(settings.command, str):
         bash = shutil.which("bash") or "bash"
         argv = [bash, "-o", "pipefail", "-c", settings.command]
     else:
         argv = list(settings.command)
-    if settings.is_pytest():
-        if settings.shell:
-            # The shell line is the team's; the report request travels in the environment.
-            env["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={junit}".strip()
-        else:
-            argv.append(f"--junitxml={junit}")
-    return argv, env
-
-
-def _report(settings: TestRunSettings, junit: Path, run: RunResult) -> TestReport | None:
     if not settings.is_pytest():
-        return None
-    return read_junit(junit) or read_summary(run.output_tail)
+        _set(env, "PYTHONPATH", code_path)
+        return _Invocation(argv, env)
+    return _pytest_invocation(settings, argv, env, code_path, scratch)
+
+
+def _pytest_invocation(
+    settings: TestRunSettings,
+    argv: list[str],
+    env: dict[str, str],
+    code_path: str | None,
+    scratch: Path,
+) -> _Invocation:
+    witness = _witness.prepare(scratch)
+    junit = scratch / "junit.xml"
+    ours = ["-p", witness.module, f"--junitxml={junit}"]
+    # The witness gives these back as the team set them, so that the code under test (and the
+    # processes it starts) sees the team's environment, not where the reports go.
+    restore = {name: settings.env.get(name) for name in ("PYTHONSAFEPATH", "PYTEST_ADDOPTS")}
+    restore["PYTHONPATH"] = code_path
+    # No working directory first on sys.path: a pytest.py there cannot replace the runner.
+    env["PYTHONSAFEPATH"] = "1"
+    env["PYTHONPATH"] = _runenv.search_path([code_path or ""], [str(witness.plugin_dir)]) or ""
+    env[witness.env_var] = witness.settings(restore, cwd_last=True)
+    if settings.shell:
+        # The shell line is the team's; donegate's options travel in the environment.
+        env["PYTEST_ADDOPTS"] = shlex.join([*shlex.split(env.get("PYTEST_ADDOPTS", "")), *ours])
+    else:
+        argv = [*argv, *ours]
+    return _Invocation(argv, env, junit, witness)
+
+
+def _set(env: dict[str, str], name: str, value: str | None) -> None:
+    if value is None:
+        env.pop(name, None)
+    else:
+        env[name] = value
+
+
+def _read_reports(invocation: _Invocation, run: RunResult) -> _Reports:
+    if invocation.witness is None or invocation.junit is None:
+        return _Reports()
+    return _Reports(
+        witness=_witness.read_report(invocation.witness.report),
+        junit=read_junit(invocation.junit),
+        summary=read_summary(run.output_tail),
+    )
 
 
 def _judge(
-    settings: TestRunSettings, run: RunResult, report: TestReport | None, context: CheckContext
+    settings: TestRunSettings, run: RunResult, reports: _Reports, context: CheckContext
 ) -> Observation:
-    detail = _detail(run, report, context)
-    why = _why_not_a_run(settings, run, report)
+    detail = _detail(run, context)
+    why = _why_not_a_run(settings, run)
+    report = reports.witness
+    if why is None and settings.is_pytest():
+        why = _why_not_trusted(reports, context, detail)
+    if why is None and report is None and settings.must_pass:
+        why = "must_pass needs a pytest command: nothing else reports which tests ran"
     if why is None and report is not None:
-        why = _why_not_a_pass(settings, run, report, detail)
+        why = _why_not_a_pass(settings, run, report, context, detail)
     if why is not None:
         return Observation.absent(why, **detail)
     observed: dict[str, JsonValue] = {"exit_code": run.returncode}
@@ -163,9 +236,7 @@ def _judge(
     return Observation.seen(observed, **detail)
 
 
-def _why_not_a_run(
-    settings: TestRunSettings, run: RunResult, report: TestReport | None
-) -> str | None:
+def _why_not_a_run(settings: TestRunSettings, run: RunResult) -> str | None:
     """Why the command did not produce a result at all, if it did not."""
     if run.error is not None:
         return run.error
@@ -178,48 +249,74 @@ def _why_not_a_run(
         return f"the shell could not run the command (exit {run.returncode})"
     if settings.is_pytest() and run.returncode in _PYTEST_NOTHING_RAN:
         return f"{_PYTEST_NOTHING_RAN[run.returncode]} (pytest exit {run.returncode}): no test ran"
-    if settings.is_pytest() and report is None:
-        return "pytest left neither a JUnit report nor a summary line: cannot tell what ran"
     return None
 
 
+def _why_not_trusted(
+    reports: _Reports, context: CheckContext, detail: dict[str, Any]
+) -> str | None:
+    """Why what pytest reported cannot be believed, if it cannot."""
+    report = reports.witness
+    if report is None:
+        if reports.summary is not None:
+            detail["summary_counts"] = reports.summary.counts()
+        return (
+            "donegate's witness inside pytest left no report: pytest was replaced, did not load "
+            "it, or the run was cut short, so what ran cannot be told"
+        )
+    detail.update(_integrity.described(report))
+    why = _integrity.why_not_trusted(report, context)
+    if why is None:
+        why = _integrity.why_not_cross_checked(report, reports.junit)
+    return why
+
+
 def _why_not_a_pass(
-    settings: TestRunSettings, run: RunResult, report: TestReport, detail: dict[str, Any]
+    settings: TestRunSettings,
+    run: RunResult,
+    report: WitnessReport,
+    context: CheckContext,
+    detail: dict[str, Any],
 ) -> str | None:
     """Why a run that finished still shows nothing, if it does not."""
-    if report.passed == 0 and report.failed == 0 and report.errors == 0:
+    failing = report.failing()
+    if failing:
+        # Named in the gate's feedback, so the agent knows which tests to look at.
+        detail["failing"] = failing[:MAX_FAILING_NAMED]
+    counts, outcomes = report.counts(), list(report.tests.values())
+    if counts["passed"] == 0 and counts["failed"] == 0 and counts["errors"] == 0:
         return (
-            f"no test passed: {report.skipped} skipped, {report.xfailed} xfailed, "
-            f"{report.deselected} deselected"
+            f"no test passed: {outcomes.count('skipped')} skipped, {outcomes.count('xfailed')} "
+            f"xfailed, {len(report.deselected)} deselected"
         )
-    if run.returncode == 0 and (report.failed or report.errors):
+    if run.returncode == 0 and (counts["failed"] or counts["errors"]):
         return (
-            f"exit status 0, but the report lists {report.failed} failed and {report.errors} "
-            "errors: something rewrote the exit status"
+            f"exit status 0, but the report lists {counts['failed']} failed and "
+            f"{counts['errors']} errors: something rewrote the exit status"
         )
-    statuses = {node: case_outcome(report, node) or "absent" for node in settings.must_pass}
-    detail["must_pass"] = dict(statuses)
-    unproven = {n: s for n, s in statuses.items() if s not in ("passed", "failed", "error")}
+    return _must_pass(settings, report, context, detail)
+
+
+def _must_pass(
+    settings: TestRunSettings, report: WitnessReport, context: CheckContext, detail: dict[str, Any]
+) -> str | None:
+    if not settings.must_pass:
+        return None
+    bases = (report.invocation_dir, context.run_dir)
+    found = [_mustpass.resolve(node, report, bases) for node in settings.must_pass]
+    detail["must_pass"] = {r.configured: r.status for r in found}
+    mapped = {r.configured: r.mapped for r in found if r.mapped is not None}
+    if mapped:
+        detail["must_pass_mapped"] = {**mapped, "rootdir": str(report.rootdir)}
+    unproven = [r for r in found if r.status not in _mustpass.PROVEN]
     if unproven:
-        shown = ", ".join(f"{n} ({s})" for n, s in unproven.items())
+        shown = ", ".join(f"{r.configured} ({r.status})" for r in unproven)
         return f"must_pass tests did not run and pass: {shown}"
     return None
 
 
-def _detail(run: RunResult, report: TestReport | None, context: CheckContext) -> dict[str, Any]:
-    detail: dict[str, Any] = {
+def _detail(run: RunResult, context: CheckContext) -> dict[str, Any]:
+    return {
         "duration_s": round(run.duration_s, 3),
         "output_tail": context.redactor.text(run.output_tail),
     }
-    if report is not None:
-        detail["counts_from"] = report.source
-        detail["xfailed"] = report.xfailed
-        detail["deselected"] = report.deselected
-        # A collection error has no class name: "::tests.test_a" reads better as "tests.test_a".
-        failing = [
-            c.removeprefix("::") for c, outcome in report.cases.items() if outcome in _FAILING
-        ]
-        if failing:
-            # Named in the gate's feedback, so the agent knows which tests to look at.
-            detail["failing"] = failing[:MAX_FAILING_NAMED]
-    return detail

@@ -26,6 +26,9 @@ COMMANDS: dict[str, str] = {
     "init": "donegate.cli.init:init",
     "accept": "donegate.cli.accept:accept",
     "doctor": "donegate.cli.doctor:doctor",
+    "report": "donegate.cli.weekly:report",
+    "ledger": "donegate.cli.ledger:ledger",
+    "key": "donegate.cli.key:key",
 }
 
 

@@ -33,6 +33,7 @@ from donegate.instant import Instant
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the completed claim on stdout.")
 @click.option("--enforce", is_flag=True, help="Exit as the applied policy's on_unverified says.")
+@click.option("--sign", is_flag=True, help="Sign the evidence collected (see donegate key show).")
 def collect(
     claim: str | None,
     config_path: Path,
@@ -41,6 +42,7 @@ def collect(
     mutations: tuple[str, ...],
     as_json: bool,
     enforce: bool,
+    sign: bool,
 ) -> int:
     """Collect independent evidence for CLAIM (a file, or - for stdin) and verify it.
 
@@ -60,6 +62,12 @@ def collect(
     for warning in config.warnings():
         click.echo(f"donegate: warning: {warning}", err=True)
     done = collect_claim(document, config)
+    if sign:
+        from donegate.collect import VERIFIER_ID
+        from donegate.signing.evidence import sign_collected
+        from donegate.signing.keys import signing_key
+
+        done = sign_collected(done, signing_key(), VERIFIER_ID)
     assert done.verdict is not None
     show(done, as_json=as_json)
     return exit_code(done.verdict, enabled=enforce)

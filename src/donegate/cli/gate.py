@@ -16,14 +16,15 @@ import click
 from donegate import jsontext
 from donegate.errors import InvalidInput
 from donegate.exitcodes import ExitCode
-from donegate.gate import Decision, Gate, GateStore, parse_options
-from donegate.gate._check import mapping
+from donegate.gate import Decision, Gate, GateContext, GateStore, parse_options
+from donegate.gate._check import count, mapping, optional_text
 
 GATE_EXIT_CODES = (
     "Exit codes: 0 allow, 1 veto, 2 usage error (e.g. no --session), 4 invalid input, "
     "5 internal error (e.g. an unreadable state file; no decision was made)."
 )
-_REQUEST_KEYS = frozenset({"facts", "options"})
+_REQUEST_KEYS = frozenset({"facts", "options", "context"})
+_CONTEXT_KEYS = frozenset({"task", "text", "diff", "stop_reason", "pending_effects"})
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 """The largest ``gate decide`` request read; a larger one is refused (exit 4), never half-read."""
 
@@ -61,17 +62,20 @@ def gate() -> None:
 @_STATE_DIR
 @click.option("--json", "as_json", is_flag=True, help="Print the decision object on stdout.")
 def decide(session_id: str, state_dir: Path | None, as_json: bool) -> int:
-    """Decide one stop from {"facts": {...}, "options": {...}} on stdin.
+    """Decide one stop from {"facts": {...}, "options": {...}, "context": {...}} on stdin.
 
     Without "facts" the gate abstains: it allows with reason facts_unavailable, and the
     verification reads not_run. On a veto the feedback for the agent is in "message".
+    "context" (task, text, diff, stop_reason, pending_effects) is what a judge is shown and
+    where assistant_output requirements are observed.
     """
     request = _read_request(sys.stdin.buffer)
     options = parse_options(request.get("options"))
+    context = _context(session_id, request.get("context"))
     # The event is committed with "reported": false and flipped only once the answer is out, so
     # a process killed in between leaves a record saying nobody was told.
     store = GateStore.in_state_dir(state_dir, track_reports=True)
-    decision = Gate(options, store=store).decide(session_id, request.get("facts"))
+    decision = Gate(options, store=store).decide(session_id, request.get("facts"), context=context)
     if as_json:
         _print_json(decision.to_json_dict(), indent=2)
     else:
@@ -101,6 +105,8 @@ def counts(session_id: str, state_dir: Path | None) -> int:
     store = GateStore.in_state_dir(state_dir)
     data = {"session_id": session_id, **store.counts(session_id).to_json_dict()}
     data["outcome"] = store.outcome(session_id)
+    data["judge_invocations"] = store.judge_invocations(session_id)
+    data["conversions"] = store.conversions(session_id)
     _print_json(data, indent=2)
     return ExitCode.OK
 
@@ -111,6 +117,17 @@ def _read_request(stream: IO[bytes]) -> dict[str, Any]:
         raise InvalidInput(f"stdin is larger than {MAX_REQUEST_BYTES} bytes (see Input bounds)")
     request = jsontext.loads(raw, what="stdin")
     return dict(mapping(request, "", _REQUEST_KEYS))
+
+
+def _context(session_id: str, data: object) -> GateContext | None:
+    if data is None:
+        return None
+    raw = mapping(data, "context", _CONTEXT_KEYS)
+    for key in ("task", "text", "diff", "stop_reason"):
+        optional_text(raw.get(key), f"context.{key}")
+    effects = count(raw.get("pending_effects", 0), "context.pending_effects")
+    fields = {k: v for k, v in raw.items() if k != "pending_effects"}
+    return GateContext(session_id, pending_effects=effects, **fields)
 
 
 def _print_json(data: dict[str, Any], indent: int | None = None) -> None:

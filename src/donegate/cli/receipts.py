@@ -15,6 +15,7 @@ import click
 
 from donegate.jsontext import clean_text
 from donegate.ledger import Ledger, Receipt
+from donegate.report.window import parse_since
 
 _STATE_DIR = click.option(
     "--state-dir",
@@ -36,19 +37,34 @@ def _session(ctx: click.Context, param: click.Parameter, value: str | None) -> s
 @click.option(
     "--session", metavar="ID", callback=_session, help="Only this agent session's receipts."
 )
+@click.option(
+    "--since", metavar="WHEN", help="Only receipts from WHEN on: 7d, 24h, 90m or an RFC 3339 time."
+)
+@click.option(
+    "--verdict",
+    type=click.Choice(["verified", "unverified", "refuted", "none"]),
+    help="Only receipts with this verdict.",
+)
 @click.option("--limit", type=click.IntRange(min=1, max=MAX_LIMIT), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the receipts as JSON on stdout.")
 @_STATE_DIR
 @click.pass_context
 def receipts(
-    ctx: click.Context, session: str | None, limit: int, as_json: bool, state_dir: Path | None
+    ctx: click.Context,
+    session: str | None,
+    since: str | None,
+    verdict: str | None,
+    limit: int,
+    as_json: bool,
+    state_dir: Path | None,
 ) -> int:
     """List recent receipts, newest first: session, time, verdict, decision and reason."""
     ctx.obj = state_dir
     if ctx.invoked_subcommand is not None:
         return 0
+    start = parse_since(since) if since is not None else None
     with Ledger(state_dir) as ledger:
-        found = ledger.recent(limit, session=session)
+        found = ledger.query(since=start, verdict=verdict, session=session, limit=limit)
         if as_json:
             _print_json([r.to_json() for r in found])
         else:

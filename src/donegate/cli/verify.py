@@ -48,6 +48,14 @@ from donegate.verdict import (
     help="Believe 'independent' only from these verifier ids (repeatable).",
 )
 @click.option(
+    "--trust-key",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    metavar="KEY.pub",
+    help="Count evidence as independent only when signed by this Ed25519 key (repeatable); "
+    "stronger than --trust, which believes a verifier id as written.",
+)
+@click.option(
     "--max-skew",
     type=SecondsParam(MAX_SKEW_LIMIT_S),
     default=DEFAULT_MAX_SKEW_S,
@@ -62,6 +70,7 @@ def verify(
     policy_file: Path | None,
     now: Instant | None,
     trust: tuple[str, ...],
+    trust_key: tuple[Path, ...],
     max_skew: Decimal,
     as_json: bool,
     enforce: bool,
@@ -86,9 +95,11 @@ def verify(
         max_skew_s=max_skew,
     )
     if jsonl is not None:
+        if trust_key:
+            raise click.UsageError("--trust-key works on one CLAIM, not with --jsonl")
         return _verify_lines(jsonl, options)
     assert claim is not None
-    verified = verify_claim(_load(claim), options)
+    verified = verify_claim(_signed_only(_load(claim), trust_key), options)
     show(verified, as_json=as_json)
     assert verified.verdict is not None
     return exit_code(verified.verdict, enabled=enforce)
@@ -152,6 +163,15 @@ def _share_fields_set(model: BaseModel, shared: dict[frozenset[str], set[str]]) 
 
 
 _NO_EXTRA: dict[str, Any] = {}
+
+
+def _signed_only(claim: Claim, keys: tuple[Path, ...]) -> Claim:
+    if not keys:
+        return claim
+    from donegate.signing.keys import trusted_key
+    from donegate.signing.trust import trusted_only
+
+    return trusted_only(claim, {k.keyid: k for k in map(trusted_key, keys)})
 
 
 def _applied_policy(policy_file: Path | None) -> AppliedPolicy | None:

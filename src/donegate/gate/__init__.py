@@ -18,8 +18,17 @@ from donegate.gate.budget import VetoCounts
 from donegate.gate.core import Decision, Gate, GateContext, Stage, Verification
 from donegate.gate.facts import CompletionFacts, VerifyResult, WriteFact, parse_facts
 from donegate.gate.feedback import DEFAULT_TEMPLATES
+from donegate.gate.judge import JudgeReport
+from donegate.gate.judge_config import JudgeConfig
 from donegate.gate.ladder import Observation, Ruling, Step
 from donegate.gate.options import GateOptions, parse_options
+from donegate.gate.requirements import (
+    Ledger,
+    Requirement,
+    RequirementAssessment,
+    RequirementContract,
+    RequirementEvidence,
+)
 from donegate.gate.store import GateStore, StateError
 
 __all__ = [
@@ -30,7 +39,14 @@ __all__ = [
     "GateContext",
     "GateOptions",
     "GateStore",
+    "JudgeConfig",
+    "JudgeReport",
+    "Ledger",
     "Observation",
+    "Requirement",
+    "RequirementAssessment",
+    "RequirementContract",
+    "RequirementEvidence",
     "Ruling",
     "Stage",
     "StateError",

@@ -12,6 +12,9 @@ Two separate budgets, so a looping agent always ends, and ends attributably:
   8 blocks), which would end the session silently. The veto that reaches it converts to
   ``blocks_in_a_row_cap_reached``, so the end is on the record.
 
+* a judge's veto (source ``judge``) spends neither: the judge's own ``max_invocations`` is its
+  budget, and past it the session ends ``completion_unverified``. Blocks in a row still count it.
+
 Every conversion records the session's outcome as ``not_verified``.
 """
 
@@ -24,7 +27,10 @@ from typing import Any, Literal, NamedTuple
 from donegate.gate.ladder import VETO_REASONS, Ruling
 
 Outcome = Literal["verified", "not_verified"]
-VERIFIED_REASONS = frozenset({"verified", "verified_after_write"})
+# A judge cap reached over a passing verifier and a clear ledger ends verified (stop_verified).
+VERIFIED_REASONS = frozenset(
+    {"verified", "verified_after_write", "judge_cap_reached_over_verified_pass"}
+)
 
 
 def _zeros() -> Mapping[str, int]:
@@ -85,11 +91,14 @@ def resolve(
         return _allow(ruling.reason, None, before)
     if ruling.strict and 0 < max_strict <= before.strict_since_allow:
         return _allow("strict_veto_cap_reached", ruling.reason, before)
-    if not ruling.strict and 0 < max_vetoes <= before.soft:
+    judged = ruling.source == "judge"
+    if not ruling.strict and not judged and 0 < max_vetoes <= before.soft:
         return _allow("veto_budget_exhausted", ruling.reason, before)
     if 0 < max_blocks_in_a_row <= before.blocks_in_a_row + 1:
         return _allow("blocks_in_a_row_cap_reached", ruling.reason, before)
-    return _charge(ruling.reason, before, strict=ruling.strict)
+    return _charge(
+        ruling.reason, before, strict=ruling.strict, soft=not ruling.strict and not judged
+    )
 
 
 def _allow(reason: str, converted_from: str | None, before: VetoCounts) -> Resolution:
@@ -99,12 +108,12 @@ def _allow(reason: str, converted_from: str | None, before: VetoCounts) -> Resol
     return Resolution(True, reason, converted_from, counts, outcome)
 
 
-def _charge(reason: str, before: VetoCounts, *, strict: bool) -> Resolution:
+def _charge(reason: str, before: VetoCounts, *, strict: bool, soft: bool) -> Resolution:
     by_reason = dict(before.by_reason)
     by_reason[reason] = by_reason.get(reason, 0) + 1
     counts = VetoCounts(
         by_reason=MappingProxyType(by_reason),
-        soft=before.soft + (not strict),
+        soft=before.soft + soft,
         strict=before.strict + strict,
         strict_since_allow=before.strict_since_allow + strict,
         blocks_in_a_row=before.blocks_in_a_row + 1,

@@ -18,8 +18,15 @@ from donegate.gate.facts import (
     parse_facts,
     parse_verify,
 )
+from donegate.gate.judge import Ask, JudgeReport, JudgeStage, pending_veto
 from donegate.gate.ladder import Observation, Observed, Ruling, Step
 from donegate.gate.options import GateOptions
+from donegate.gate.requirements import (
+    EMPTY_LEDGER,
+    Ledger,
+    join,
+    observe_output,
+)
 from donegate.gate.store import GateStore, SessionHistory
 
 Stage = Callable[[Observation, Ruling], Ruling]
@@ -30,13 +37,21 @@ FactsInput = CompletionFacts | Mapping[str, Any] | None
 
 
 class GateContext(NamedTuple):
-    """What the ``facts`` callback is given about the stop it is asked about."""
+    """What the ``facts`` callback (and the judge) is given about the stop it is asked about.
+
+    ``task`` is the user's prompt; ``text`` the agent's final message (the gate observes the
+    ``assistant_output`` requirements in it); ``diff`` the diff of the session's writes, as text;
+    ``stop_reason`` is ``"sentinel"`` when the stop is the agent's sealed final answer;
+    ``pending_effects`` counts tool effects deferred past the turn (background tasks).
+    """
 
     session_id: str
     task: str | None = None
     stop_reason: str | None = None
     text: str | None = None
     messages: Sequence[Any] = ()
+    diff: str | None = None
+    pending_effects: int = 0
 
 
 class Verification(NamedTuple):
@@ -77,6 +92,8 @@ class Decision(NamedTuple):
     counts: VetoCounts
     source: str
     trace: tuple[Step, ...]
+    requirements: Ledger = EMPTY_LEDGER
+    judge: JudgeReport | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
         """The decision object of ``donegate gate decide --json``."""
@@ -88,7 +105,9 @@ class Decision(NamedTuple):
 
     def event(self, at: datetime) -> dict[str, Any]:
         """The ``judge_decision`` event recorded for this decision."""
-        head = {"type": "judge_decision", "trigger": "verify_completion", "source": self.source}
+        # The trigger names whichever adjudicator answered, not the boundary that asked.
+        trigger = self.judge.seam if self.source == "judge" and self.judge else "verify_completion"
+        head = {"type": "judge_decision", "trigger": trigger, "source": self.source}
         return {**head, "at": at.isoformat(), **self._core()}
 
     def _core(self) -> dict[str, Any]:
@@ -105,6 +124,8 @@ class Decision(NamedTuple):
         data["verification"] = self.verification.to_json_dict()
         data["facts_available"] = self.facts_available
         data["outcome"] = self.outcome
+        data["requirements"] = self.requirements.to_json_dict()
+        data["judge"] = self.judge.to_json_dict() if self.judge else None
         return data
 
 
@@ -117,6 +138,7 @@ class Gate:
 
     ``Gate(options, state_dir=...)`` keeps per-session state in ``state_dir`` (else
     ``$DONEGATE_STATE_DIR``, else the user's state directory); pass ``store`` to share one.
+    ``ask`` replaces the judge's HTTP client (``ask(config, system, prompt) -> text``).
     """
 
     def __init__(
@@ -126,10 +148,13 @@ class Gate:
         state_dir: str | Path | None = None,
         store: GateStore | None = None,
         clock: Callable[[], datetime] = _utc_now,
+        ask: Ask | None = None,
     ) -> None:
         self.options = options or GateOptions()
         self.store = store or GateStore.in_state_dir(state_dir)
         self._clock = clock
+        # The judge's wire, injectable for unit tests; None: the real HTTP client.
+        self._ask = ask
         # The ladder always runs first; stages added here run after it, in order.
         self._stages: tuple[Stage, ...] = ()
 
@@ -150,10 +175,13 @@ class Gate:
         the next red reading can tell whether failures are shrinking (:meth:`history`).
         """
         _check_session(session_id)
-        observation = self.observe(session_id, facts, context)
+        observation, parsed = self._observe(session_id, facts, context)
         ruling = ladder.decide(observation)
         for stage in self._stages:
             ruling = stage(observation, ruling)
+        ruling, ledger, judged = self._after_ladder(
+            session_id, observation, ruling, parsed, context
+        )
         with self.store.session(session_id) as tx:
             resolution = budget.resolve(
                 ruling,
@@ -165,6 +193,12 @@ class Gate:
             tx.save(resolution.counts, resolution.outcome)
             tx.record_reading(observation.observed, failing_count)
             decision = self._decision(session_id, observation, ruling, resolution)
+            decision = decision._replace(
+                requirements=ledger,
+                judge=judged,
+                converted_from=decision.converted_from
+                or (judged.converted_from if judged else None),
+            )
             tx.append(decision.event(self._clock()))
         return decision if decision.confirm else self._deliver(decision, ruling, observation)
 
@@ -177,16 +211,56 @@ class Gate:
         self, session_id: str, facts: FactsInput = None, context: GateContext | None = None
     ) -> Observation:
         """Normalise the facts (asking the callbacks as needed) into what the ladder reads."""
+        return self._observe(session_id, facts, context)[0]
+
+    def _after_ladder(
+        self,
+        session_id: str,
+        obs: Observation,
+        ruling: Ruling,
+        facts: CompletionFacts | None,
+        context: GateContext | None,
+    ) -> tuple[Ruling, Ledger, JudgeReport | None]:
+        """The acceptance ledger, then the judge when one is configured.
+
+        Without a judge a stop the ladder allowed with rows pending is vetoed
+        (``requirements_pending``, soft). With one, the ledger rides into the judge's call: the
+        skip rule reads it, and a judge's ``done`` cannot clear it.
+        """
+        contract = self.options.requirement_contract
+        said, said_by = observe_output(contract, context.text if context else None)
+        assessments = [*(facts.requirement_assessments or ()), *said] if facts else said
+        evidence = [*(facts.requirement_evidence or ()), *said_by] if facts else said_by
+        if self.options.judge is None:
+            ledger = join(contract, assessments, evidence)
+            if ruling.confirm and not ledger.clear:
+                return pending_veto(ledger, source="requirements"), ledger, None
+            return ruling, ledger, None
+        stage = JudgeStage(
+            self.options.judge,
+            self.store,
+            session_id,
+            context,
+            (contract, list(assessments), list(evidence)),
+            self._clock,
+            ask=self._ask,
+        )
+        ruling = stage(obs, ruling)
+        return ruling, stage.ledger, stage.report
+
+    def _observe(
+        self, session_id: str, facts: FactsInput, context: GateContext | None
+    ) -> tuple[Observation, CompletionFacts | None]:
         options = self.options
         if facts is None and options.facts is not None:
             facts = options.facts(context or GateContext(session_id))
         if facts is None and options.verify_command is None:
-            return Observation(False, WriteCounts(False), False, False, None)
+            return Observation(False, WriteCounts(False), False, False, None), None
         parsed = CompletionFacts() if facts is None else parse_facts(facts)
         results = parsed.verify
         if results is None and options.verify_command is not None:
             results = parse_verify(options.verify_command(), "verify_command()")
-        return Observation(
+        observation = Observation(
             facts_available=True,
             writes=count_writes(parsed, options.classify_write),
             requires_write=_requires_write(options, parsed),
@@ -196,6 +270,7 @@ class Gate:
             converging=parsed.verification_failures_converging,
             escalation_threshold=options.escalation_threshold,
         )
+        return observation, parsed
 
     def _decision(
         self, session_id: str, obs: Observation, ruling: Ruling, res: Resolution
@@ -231,7 +306,7 @@ class Gate:
             obs.streak if obs.streak is not None else decision.counts.by_reason[ruling.reason]
         )
         template = feedback.template_for(ruling.feedback_key, self.options.feedback_templates)
-        findings = obs.reading.findings if obs.reading else None
+        findings = ruling.detail or (obs.reading.findings if obs.reading else None)
         message = feedback.render(template, findings=findings, attempts=attempts)
         decision = decision._replace(message=message)
         decorate = self.options.feedback_decorator

@@ -15,6 +15,12 @@ from typing import Any, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check
+from donegate.gate.requirements import (
+    RequirementAssessment,
+    RequirementEvidence,
+    parse_assessments,
+    parse_evidence,
+)
 
 SOURCE = "source"
 COSMETIC = "cosmetic"
@@ -71,6 +77,8 @@ class _CompletionFactsFields(NamedTuple):
     verify: tuple[VerifyResult, ...] | None = None
     verification_failures_converging: bool = False
     requires_write: bool | None = None
+    requirement_assessments: tuple[RequirementAssessment, ...] | None = None
+    requirement_evidence: tuple[RequirementEvidence, ...] | None = None
 
 
 class CompletionFacts(_CompletionFactsFields):
@@ -80,6 +88,8 @@ class CompletionFacts(_CompletionFactsFields):
     the gate to classify; neither means the writes are unknown. ``verify`` holds the verifier's
     results (one result is a tuple of one; an empty tuple is "unmeasured"). The presence of
     ``consecutive_failed_after_write`` (even 0) turns on the streak-aware reasons.
+    ``requirement_assessments`` and ``requirement_evidence`` are joined to the declared
+    requirement contract (:mod:`.requirements`).
     """
 
     __slots__ = ()
@@ -93,6 +103,8 @@ class CompletionFacts(_CompletionFactsFields):
         verify: tuple[VerifyResult, ...] | None = None,
         verification_failures_converging: bool = False,
         requires_write: bool | None = None,
+        requirement_assessments: tuple[RequirementAssessment, ...] | None = None,
+        requirement_evidence: tuple[RequirementEvidence, ...] | None = None,
     ) -> CompletionFacts:
         _check.optional_count(consecutive_failed_after_write, "consecutive_failed_after_write")
         _check.optional_count(source_write_count, "source_write_count")
@@ -101,6 +113,8 @@ class CompletionFacts(_CompletionFactsFields):
         _check.optional_boolean(requires_write, "requires_write")
         _check_items(writes, WriteFact, "writes")
         _check_items(verify, VerifyResult, "verify")
+        _check_items(requirement_assessments, RequirementAssessment, "requirement_assessments")
+        _check_items(requirement_evidence, RequirementEvidence, "requirement_evidence")
         return super().__new__(
             cls,
             consecutive_failed_after_write,
@@ -110,6 +124,8 @@ class CompletionFacts(_CompletionFactsFields):
             verify,
             verification_failures_converging,
             requires_write,
+            requirement_assessments,
+            requirement_evidence,
         )
 
 
@@ -126,6 +142,10 @@ def _check_items(items: object, kind: type, path: str) -> None:
 
 
 _FACT_KEYS = frozenset(CompletionFacts._fields)
+_REQUIREMENT_PARSERS: dict[str, Callable[[object, str], tuple[Any, ...]]] = {
+    "requirement_assessments": parse_assessments,
+    "requirement_evidence": parse_evidence,
+}
 _WRITE_KEYS = frozenset(WriteFact._fields)
 _VERIFY_KEYS = frozenset(VerifyResult._fields)
 
@@ -142,6 +162,9 @@ def parse_facts(data: object, path: str = "facts") -> CompletionFacts:
         fields["writes"] = _parse_writes(raw["writes"], _check.join(path, "writes"))
     if "verify" in raw:
         fields["verify"] = parse_verify(raw["verify"], _check.join(path, "verify"))
+    for key, parse in _REQUIREMENT_PARSERS.items():
+        if raw.get(key) is not None:
+            fields[key] = parse(raw[key], _check.join(path, key))
     with _check.within(path):
         return CompletionFacts(**fields)
 

@@ -37,6 +37,12 @@ DEFAULT_TEMPLATES: Mapping[str, str] = {
         "Source was changed but the verifier has not run on it. "
         "Run it and make it pass before stopping."
     ),
+    "requirements_pending": (
+        "Declared requirements are not met yet.{findings} Meet them before stopping."
+    ),
+    "judge_continue": (
+        "The completion judge reviewed the work and sent it back.{findings} Address it, then stop."
+    ),
 }
 
 FEEDBACK_KEYS = frozenset(DEFAULT_TEMPLATES)

@@ -66,6 +66,8 @@ class Ruling(NamedTuple):
     escalate: bool = False
     source: str = "deterministic"
     trace: tuple[Step, ...] = ()
+    # Text for the feedback's {findings} when the stage has its own (a judge's detail).
+    detail: str | None = None
 
 
 class _Trace:

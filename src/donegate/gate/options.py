@@ -2,7 +2,10 @@
 
 Differences from Harn, on purpose: ``max_strict_vetoes`` caps strict vetoes since the session's
 last allow; the soft budget (``max_vetoes``) counts soft vetoes only; ``classify_write`` without a
-``facts`` callback is accepted, because facts may also be passed to ``Gate.decide`` directly.
+``facts`` callback is accepted, because facts may also be passed to ``Gate.decide`` directly;
+for the same reason ``requirement_contract`` does not require one. ``judge`` is a table (provider,
+model, ...) or nothing, never ``true`` (a gate has no loop model to default to), and the seam is
+the table's ``seam`` key rather than a separate ``judge_seam`` option.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from donegate.errors import InvalidInput
 from donegate.gate import _check
 from donegate.gate.facts import ClassifyWrite, CompletionFacts, VerifyResult
 from donegate.gate.feedback import FEEDBACK_KEYS
+from donegate.gate.judge_config import JudgeConfig, parse_judge
+from donegate.gate.requirements import RequirementContract, parse_contract
 
 if TYPE_CHECKING:
     from donegate.gate.core import Decision, GateContext
@@ -46,6 +51,8 @@ class _GateOptionsFields(NamedTuple):
     escalation_target: str | None = None
     feedback_templates: Mapping[str, str] = MappingProxyType({})
     max_blocks_in_a_row: int = 0
+    requirement_contract: RequirementContract | None = None
+    judge: JudgeConfig | None = None
 
 
 class GateOptions(_GateOptionsFields):
@@ -57,6 +64,9 @@ class GateOptions(_GateOptionsFields):
     ``max_blocks_in_a_row``: the veto that would be the n-th in a row, of any class, converts
     (``blocks_in_a_row_cap_reached``); 0, the default, disables. Agent hooks set it below the
     host's own loop cap.
+    ``requirement_contract``: declared rows joined to the facts' assessments; a stop with rows
+    pending is vetoed (``requirements_pending``). ``judge``: the bounded judge after the ladder
+    (a :class:`~donegate.gate.judge_config.JudgeConfig` or its plain data).
     ``requires_write`` overrides the facts' own ``requires_write``, which overrides
     ``require_source_write``.
     """
@@ -77,6 +87,8 @@ class GateOptions(_GateOptionsFields):
         escalation_target: str | None = None,
         feedback_templates: Mapping[str, str] = MappingProxyType({}),
         max_blocks_in_a_row: int = 0,
+        requirement_contract: RequirementContract | Mapping[str, Any] | list[Any] | None = None,
+        judge: JudgeConfig | Mapping[str, Any] | None = None,
     ) -> GateOptions:
         callbacks = (facts, classify_write, verify_command, feedback_decorator)
         names = ("facts", "classify_write", "verify_command", "feedback_decorator")
@@ -91,6 +103,9 @@ class GateOptions(_GateOptionsFields):
         _check.count(escalation_threshold, "escalation_threshold", minimum=1)
         _check_target(escalation_target)
         _check_templates(feedback_templates)
+        contract = None
+        if requirement_contract is not None:
+            contract = parse_contract(requirement_contract)
         return super().__new__(
             cls,
             *callbacks,
@@ -103,6 +118,8 @@ class GateOptions(_GateOptionsFields):
             # A frozen copy, so that a caller mutating its dict cannot change a built gate.
             MappingProxyType(dict(feedback_templates)),
             max_blocks_in_a_row,
+            contract,
+            parse_judge(judge),
         )
 
     @property
@@ -149,6 +166,8 @@ PLAIN_KEYS = frozenset(
         "escalation_target",
         "feedback_templates",
         "max_blocks_in_a_row",
+        "requirement_contract",
+        "judge",
     }
 )
 """The options a host may give as plain data (the CLI's ``options`` object); no callbacks."""

@@ -23,7 +23,7 @@ from donegate.gate.ladder import VETO_REASONS
 from donegate.sqlitefile import cause, migrate, rollback
 
 FILE_NAME = "gate.sqlite3"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 
 _SCHEMA = """
@@ -36,7 +36,8 @@ CREATE TABLE gate_sessions (
     outcome TEXT,
     blocks_in_a_row INTEGER NOT NULL DEFAULT 0,
     failed_in_a_row INTEGER NOT NULL DEFAULT 0,
-    last_failing INTEGER
+    last_failing INTEGER,
+    judge_invocations INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE gate_events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -51,6 +52,10 @@ _UPGRADES = {
 ALTER TABLE gate_sessions ADD COLUMN blocks_in_a_row INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE gate_sessions ADD COLUMN failed_in_a_row INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE gate_sessions ADD COLUMN last_failing INTEGER
+""",
+    # Version 2 had no bounded judge: no session had spent a judge call.
+    2: """
+ALTER TABLE gate_sessions ADD COLUMN judge_invocations INTEGER NOT NULL DEFAULT 0
 """,
 }
 
@@ -121,6 +126,19 @@ class SessionTx:
                 "WHERE session_id = ?",
                 (self.session_id,),
             )
+
+    def judge_invocations(self) -> int:
+        """How many judge calls the session has spent."""
+        return _read_invocations(self._db, self.session_id)
+
+    def spend_judge_call(self) -> None:
+        """Count one judge call against the session's cap."""
+        self._db.execute(
+            "INSERT INTO gate_sessions (session_id, by_reason, soft, strict, strict_since_allow, "
+            "judge_invocations) VALUES (?, '{}', 0, 0, 0, 1) ON CONFLICT (session_id) DO UPDATE "
+            "SET judge_invocations = judge_invocations + 1",
+            (self.session_id,),
+        )
 
     def append(self, event: Mapping[str, Any]) -> int:
         """Append an event; returns its sequence number in the store."""
@@ -228,6 +246,20 @@ class GateStore:
             )
         return None if row is None else row[0]
 
+    def judge_invocations(self, session_id: str) -> int:
+        """How many judge calls the session has spent (0 for a new session)."""
+        with self._guard():
+            return _read_invocations(self._connect(), session_id)
+
+    def conversions(self, session_id: str) -> dict[str, int]:
+        """The session's decisions counted by ``converted_from`` (budget, cap and judge)."""
+        found: dict[str, int] = {}
+        for event in self.events(session_id):
+            origin = event.get("converted_from")
+            if event.get("type") == "judge_decision" and isinstance(origin, str):
+                found[origin] = found.get(origin, 0) + 1
+        return found
+
     def events(self, session_id: str) -> list[dict[str, Any]]:
         """The session's decision events, oldest first."""
         with self._guard():
@@ -278,6 +310,17 @@ def _read_counts(db: sqlite3.Connection, session_id: str) -> VetoCounts:
     if not all(_is_count(v) for v in row[1:]):
         raise StateError(f"session {session_id!r}: veto totals are corrupt: {row[1:]!r}")
     return VetoCounts(MappingProxyType(by_reason), row[1], row[2], row[3], row[4])
+
+
+def _read_invocations(db: sqlite3.Connection, session_id: str) -> int:
+    row = db.execute(
+        "SELECT judge_invocations FROM gate_sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        return 0
+    if not _is_count(row[0]):
+        raise StateError(f"session {session_id!r}: judge invocations are corrupt: {row[0]!r}")
+    return int(row[0])
 
 
 def _is_count(value: object) -> bool:

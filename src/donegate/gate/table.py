@@ -1,7 +1,8 @@
 """The ``[gate]`` table of ``donegate.toml``: the gate's options plus which paths are what.
 
 Read by the hook path without the collectors' models, and by the configuration loader so that
-``donegate collect`` rejects the same mistakes with the same key paths.
+``donegate collect`` rejects the same mistakes with the same key paths. :func:`parse_gate_tables`
+also reads the tables beside it that the gate decides by: ``[[requirements]]`` and ``[judge]``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from donegate.errors import InvalidInput
+from donegate.gate.judge_config import JudgeConfig, parse_judge_table
 from donegate.gate.options import GateOptions, parse_options
+from donegate.gate.requirements import RequirementContract, parse_contract
 
 # Keys of [gate] that are the hook layer's, not the ladder's: which paths are what.
 WORKSPACE_KEYS = ("test_paths", "doc_paths", "ignore")
@@ -27,10 +30,59 @@ class GateTable(NamedTuple):
     test_paths: tuple[str, ...] = ()
     doc_paths: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    requirements: RequirementContract | None = None
+    judge: JudgeConfig | None = None
 
     def gate_options(self, **defaults: Any) -> GateOptions:
-        """The gate's options: ``defaults`` (a host's) overridden by the team's table."""
-        return parse_options({**defaults, **self.options}, path="gate")
+        """The gate's options: ``defaults`` (a host's) overridden by the team's tables."""
+        options = parse_options({**defaults, **self.options}, path="gate")
+        return options._replace(requirement_contract=self.requirements, judge=self.judge)
+
+
+def parse_gate_tables(config: Mapping[str, Any]) -> GateTable:
+    """``[gate]``, ``[[requirements]]`` and ``[judge]`` of a parsed ``donegate.toml``.
+
+    Rows are checked against what can meet them: a ``check`` row needs a check that declares
+    ``satisfies = [id]``, a ``judge`` row needs a ``[judge]``, and ``satisfies`` may only name
+    declared ``check`` rows. Otherwise a row would stay pending for ever.
+    """
+    table = parse_gate_table(config.get("gate"))
+    rows = config.get("requirements")
+    contract = None if rows is None else parse_contract(rows, "requirements")
+    judge = parse_judge_table(config.get("judge"))
+    if contract is not None:
+        _check_reachable(contract, _satisfied(config.get("checks")), judge is not None)
+    elif _satisfied(config.get("checks")):
+        raise InvalidInput("names a requirement, but no [[requirements]] are declared", "checks")
+    return table._replace(requirements=contract, judge=judge)
+
+
+def _satisfied(checks: object) -> dict[str, str]:
+    """Requirement id -> the key path of the check that declares it satisfies it."""
+    found: dict[str, str] = {}
+    for index, check in enumerate(checks if isinstance(checks, list) else []):
+        names = check.get("satisfies") if isinstance(check, dict) else None
+        if names is None:
+            continue
+        path = f"checks[{index}].satisfies"
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise InvalidInput("must be a list of requirement ids", path)
+        found.update(dict.fromkeys(names, path))
+    return found
+
+
+def _check_reachable(
+    contract: RequirementContract, satisfied: Mapping[str, str], has_judge: bool
+) -> None:
+    roles = {row.id: row.role for row in contract.requirements}
+    for name, path in satisfied.items():
+        if roles.get(name) != "check":
+            raise InvalidInput(f"{name!r} is not a declared requirement with role check", path)
+    for index, row in enumerate(contract.requirements):
+        if row.role == "check" and row.id not in satisfied:
+            raise InvalidInput("no check declares satisfies = [this id]", f"requirements[{index}]")
+        if row.role == "judge" and not has_judge:
+            raise InvalidInput("a judge row needs a [judge] table", f"requirements[{index}]")
 
 
 def parse_gate_table(value: object) -> GateTable:

@@ -94,6 +94,7 @@ def parse(
         subagent=_subagent(payload, name),
         tool_use=_tool_use(payload, dialect, failed=name in dialect.failure_events),
         last_message=_text(payload, dialect.message_key),
+        prompt=_text(payload, "prompt"),
     )
 
 

@@ -39,6 +39,16 @@ def run_hook(host: str, state_dir: str | Path | None = None) -> int:
     return _emit(host_adapter, answer, event)
 
 
+def _ship_later(state: Path) -> None:
+    # A configured team ledger gets the receipt from a detached process, never waited on here.
+    try:
+        from donegate.teamledger.background import ship_in_background
+
+        ship_in_background(state)
+    except Exception as exc:  # the receipt is safe in the local outbox; the next sync ships it
+        _say(f"donegate: could not start shipping to the team ledger: {type(exc).__name__}: {exc}")
+
+
 def _say(text: str) -> None:
     sys.stderr.write(text + "\n")
 
@@ -56,7 +66,9 @@ def _handle(event: HookEvent, state: Path) -> HookAnswer:
         _list_early(event.cwd)
         from donegate.session import on_stop
 
-        return on_stop(event, state).answer
+        answer = on_stop(event, state).answer
+        _ship_later(state)
+        return answer
     if event.kind == "baseline":
         from donegate.session import on_start
 

@@ -57,6 +57,8 @@ def on_start(event: HookEvent, state_dir: Path) -> None:
         space = Workspace.open(layout, event)
         space.settings()
         space.baseline()
+        if event.prompt:
+            space.remember_prompt(event.prompt)
 
 
 def on_tool_use(event: HookEvent, state_dir: Path) -> None:

@@ -41,6 +41,7 @@ class HookEvent(NamedTuple):
     subagent: str | None = None
     tool_use: ToolUse | None = None
     last_message: str | None = None
+    prompt: str | None = None
 
 
 Decision = Literal["allow", "block"]

@@ -54,17 +54,49 @@ def gate_kind(write: ClassifiedWrite) -> str:
 
 
 class FactsFor(NamedTuple):
-    """A stop's facts before the session's history is known (the gate keeps that)."""
+    """A stop's facts before the session's history is known (the gate keeps that).
+
+    ``satisfies`` lists, per configured check in order, the requirement rows it meets.
+    """
 
     writes: Sequence[ClassifiedWrite]
     claim: Claim | None
     still_verified: bool = False
+    satisfies: tuple[tuple[str, ...], ...] = ()
 
     def data(self, history: SessionHistory) -> dict[str, Any]:
         """The facts as the gate reads them."""
-        if self.still_verified:
-            return still_verified(self.writes)
-        return stop_facts(self.writes, self.claim, history)
+        facts = (
+            still_verified(self.writes)
+            if self.still_verified
+            else stop_facts(self.writes, self.claim, history)
+        )
+        if self.claim is not None and any(self.satisfies):
+            facts.update(requirement_facts(self.claim, self.satisfies))
+        return facts
+
+
+def requirement_facts(claim: Claim, satisfies: Sequence[tuple[str, ...]]) -> dict[str, Any]:
+    """The requirement rows the configured checks meet, from their evidence in ``claim``.
+
+    The configured checks' evidence items are the claim's last ones, in configuration order; a
+    check passed when its item counted and matched its expectation.
+    """
+    from donegate.gate.requirements import CheckOutcome, from_checks
+
+    assert claim.verdict is not None
+    first = len(claim.evidence) - len(satisfies)
+    matched = {f.index for f in claim.verdict.evidence if f.outcome == "match"}
+    outcomes = [
+        CheckOutcome(EvidenceDetail.of(claim.evidence[first + i]).label, first + i in matched, rows)
+        for i, rows in enumerate(satisfies)
+        if first + i >= 0
+    ]
+    assessments, evidence = from_checks(outcomes)
+    return {
+        "requirement_assessments": [a._asdict() for a in assessments],
+        "requirement_evidence": [e._asdict() for e in evidence],
+    }
 
 
 def stop_facts(

@@ -21,8 +21,9 @@ from typing import Any, Literal, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.gate import GateOptions
-from donegate.gate.table import HOOK_MAX_BLOCKS_IN_A_ROW, GateTable, parse_gate_table
+from donegate.gate.table import HOOK_MAX_BLOCKS_IN_A_ROW, GateTable, parse_gate_tables
 from donegate.gitlisting import run
+from donegate.scan.settings import ScanSettings, parse_scan_table
 from donegate.session.layout import Layout
 from donegate.workspace import Rules
 from donegate.workspace._files import write_atomic
@@ -48,6 +49,8 @@ class Settings(NamedTuple):
     notes: tuple[str, ...] = ()
     protect: tuple[str, ...] = ()
     interpreters: tuple[str, ...] = ()
+    satisfies: tuple[tuple[str, ...], ...] = ()
+    scan: ScanSettings = ScanSettings()
 
     @property
     def ignore(self) -> tuple[str, ...]:
@@ -133,7 +136,8 @@ def read_settings(root: Path, pinned: Pinned, notes: tuple[str, ...] = ()) -> Se
         return Settings(root, None, GateTable(), Rules(), "block", False, notes)
     try:
         raw = pinned.parsed if pinned.parsed is not None else _toml(pinned.text)
-        table = parse_gate_table(raw.get("gate"))
+        table = parse_gate_tables(raw)
+        scan = parse_scan_table(raw.get("scan"))
         mode = _on_unverified(raw.get("policy"))
     except InvalidInput as exc:
         raise InvalidInput(f"{path}: {exc}", exc.path) from None
@@ -149,6 +153,8 @@ def read_settings(root: Path, pinned: Pinned, notes: tuple[str, ...] = ()) -> Se
         notes,
         protect=tuple(g for c in runs for g in _strings(c.get("protect"))),
         interpreters=tuple(i for c in runs if (i := _program(c.get("command")))),
+        satisfies=tuple(tuple(_strings(c.get("satisfies"))) for c in runs),
+        scan=scan,
     )
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from donegate.gate import Decision, Gate
+from donegate.gate import Decision, Gate, GateContext
 from donegate.gate.store import FILE_NAME as GATE_FILE
 from donegate.gate.store import GateStore
-from donegate.session import answer, mutations, reading
+from donegate.session import answer, mutations, reading, scanning
 from donegate.session.event import HookAnswer, HookEvent
 from donegate.session.layout import Layout, locked
 from donegate.session.receipt import Receipts, repairing
@@ -98,7 +98,7 @@ def _rest(
     if claim is not None and claim.verdict is not None and claim.verdict.state == "verified":
         space.mark_verified()
     told = answer.answer_for(decision, settings.on_unverified, writes, [*notes, *receipts.notes])
-    return _close(receipts, receipt_id, event, told, decision, claim, writes)  # 8
+    return _close(receipts, receipt_id, event, told, decision, claim, writes, settings)  # 8
 
 
 def _verify(
@@ -108,7 +108,9 @@ def _verify(
     if not any(reading.gate_kind(w) == "source" for w in writes):
         return None
     claim = mutations.build_claim(event, writes, space.reported())
-    return _checked(claim, settings, space)
+    found = scanning.scan(space, settings, writes)
+    space.notes.extend(f"donegate: noted, not blocking: {f}" for f in found if not f.blocking)
+    return _checked(claim, settings, space, tuple(str(f) for f in found if f.blocking))
 
 
 def _facts(
@@ -117,10 +119,13 @@ def _facts(
     """What the gate is told, but for the session's history, which the gate itself keeps."""
     if claim is None and space.has_verified():
         return reading.FactsFor(writes, None, still_verified=True)
-    return reading.FactsFor(writes, claim if settings.has_checks else None)
+    checked = claim if settings.has_checks else None
+    return reading.FactsFor(writes, checked, satisfies=settings.satisfies)
 
 
-def _checked(claim: Claim, settings: Settings, space: Workspace) -> Claim:
+def _checked(
+    claim: Claim, settings: Settings, space: Workspace, void_runs: tuple[str, ...] = ()
+) -> Claim:
     """``claim`` with the configured checks' evidence and its verdict.
 
     The checks run sealed: on a private copy of the exact bytes this stop's snapshot hashed,
@@ -141,7 +146,7 @@ def _checked(claim: Claim, settings: Settings, space: Workspace) -> Claim:
     source = str(settings.root / CONFIG_FILE)
     config = parse_config(settings.config_text, base_dir=settings.root, source=source)
     with seal(space.current, state_dir=space.layout.state_dir) as sealed:
-        return collect(claim, config, sealed=sealed, tainted=space.tainted)
+        return collect(claim, config, sealed=sealed, tainted=space.tainted, void_runs=void_runs)
 
 
 def _decide(
@@ -151,6 +156,7 @@ def _decide(
     facts: reading.FactsFor,
     claim: Claim | None,
     notes: list[str],
+    judged: tuple[str | None, str | None] = (None, None),
 ) -> Decision:
     """The gate's decision, from the facts and the session's history it keeps."""
 
@@ -160,11 +166,29 @@ def _decide(
             gate = Gate(settings.gate_options(), store=store)
             data = facts.data(gate.history(event.session_id))
             failing = reading.failing_count(claim) if claim is not None else None
-            return gate.decide(event.session_id, data, failing_count=failing)
+            # A stop event is the agent's final answer; the judge and the output rows read it.
+            task, diff = judged
+            context = GateContext(
+                event.session_id,
+                task=task,
+                stop_reason="sentinel",
+                text=event.last_message,
+                diff=diff,
+            )
+            return gate.decide(event.session_id, data, context=context, failing_count=failing)
         finally:
             store.close()
 
     return repairing(layout, layout.state_dir / GATE_FILE, decide, notes)
+
+
+def _judged(
+    space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]
+) -> tuple[str | None, str | None]:
+    """What only a judge reads (the task, the diff), built only when one is configured."""
+    if settings.gate.judge is None:
+        return None, None
+    return space.task(), space.diff_text(writes)
 
 
 def _record_failure(receipts: Receipts, receipt_id: int, exc: Exception) -> int | None:
@@ -202,6 +226,7 @@ def _close(
     decision: Decision,
     claim: Claim | None,
     writes: Sequence[ClassifiedWrite],
+    settings: Settings,
 ) -> StopResult:
     verdict = claim.verdict.state if claim is not None and claim.verdict is not None else "none"
     claim_doc = claim.to_json_dict() if claim is not None else {}
@@ -211,7 +236,11 @@ def _close(
         blocked=told.decision == "block",
         reason=decision.reason,
         claim=claim_doc,
-        decision_doc=_decision_doc(event, told, decision, claim, writes),
+        # The mode the stop was judged under: the report's "what would block have done".
+        decision_doc={
+            **_decision_doc(event, told, decision, claim, writes),
+            "on_unverified": settings.on_unverified,
+        },
     )
     return StopResult(told, decision, verdict, rid, claim_doc)
 

@@ -33,6 +33,9 @@ from donegate.workspace.snapshot import blob_id, rfc3339, utc_now
 
 # A person's act: run from an agent's shell (the journal of its tool calls shows it), it counts
 # for nothing. Matches `donegate accept`, `python -m donegate accept`, `.venv/bin/donegate accept`.
+MAX_PROMPTS = 5
+MAX_PROMPT_CHARS = 8000
+MAX_DIFF_CHARS = 60_000
 _ACCEPT_COMMAND = re.compile(r"donegate\b.{0,200}?\baccept\b", re.DOTALL)
 
 
@@ -85,6 +88,7 @@ class Workspace:
         self._state: WorkspaceState | None = None
         self._current: Snapshot | None = None
         self.tainted: frozenset[str] = frozenset()
+        self._revoked = False
 
     @classmethod
     def open(cls, layout: Layout, event: HookEvent) -> Workspace:
@@ -196,18 +200,25 @@ class Workspace:
             record = self.authorship()
             self._refuse_agent_acceptance(record)
             kept = [w for w in writes if not record.is_accepted(w.write.path, w.write.new_digest)]
-            record.record_agent(_contents(kept), self.event.session_id, rfc3339(utc_now()))
-            record.save(self.layout.authorship(self.root))
+            before = (len(record.agent), len(record.accepted))
+            new = [c for c in _contents(kept) if not record.agent_wrote(*c)]
+            record.record_agent(new, self.event.session_id, rfc3339(utc_now()))
+            if new or before != (len(record.agent), len(record.accepted)) or self._revoked:
+                record.save(self.layout.authorship(self.root))
         self.tainted = record.tainted({p: e.digest for p, e in current.entries.items()})
         return kept
 
     def _refuse_agent_acceptance(self, record: Authorship) -> None:
         """An agent that ran ``donegate accept`` in its shell accepted nothing: revoke, report."""
+        # The journal is read first: the baseline (a whole snapshot) only when it is needed.
+        ran = [r for r in self.state.journal.entries() if r.command]
+        if not any(_ACCEPT_COMMAND.search(r.command or "") for r in ran):
+            return
         since = self.state.baseline().taken_at
-        ran = [r.command for r in self.state.journal.entries(since=since) if r.command]
-        if not any(_ACCEPT_COMMAND.search(c) for c in ran):
+        if not any(_ACCEPT_COMMAND.search(r.command or "") for r in ran if r.at >= since):
             return
         revoked = record.revoke(rfc3339(since))
+        self._revoked = bool(revoked)
         self.notes.append(
             "donegate: the agent ran `donegate accept` from its own shell; accepting is a "
             "person's act, so it counts for nothing"
@@ -219,6 +230,45 @@ class Workspace:
         """This stop's snapshot (taken by :meth:`writes`)."""
         assert self._current is not None
         return self._current
+
+    def remember_prompt(self, prompt: str) -> None:
+        """Keep the person's latest prompts: the task a judge is shown."""
+        path = self.layout.session(self.root, self.event.session_id) / "prompts.json"
+        try:
+            prompts = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            prompts = []
+        kept = [p for p in prompts if isinstance(p, str)][-(MAX_PROMPTS - 1) :]
+        write_atomic(path, json.dumps([*kept, prompt[:MAX_PROMPT_CHARS]]).encode())
+
+    def task(self) -> str | None:
+        """The prompts of this session, oldest first, as one text (None: none recorded)."""
+        path = self.layout.session(self.root, self.event.session_id) / "prompts.json"
+        try:
+            prompts = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return None
+        texts = [p for p in prompts if isinstance(p, str)] if isinstance(prompts, list) else []
+        return "\n\n".join(texts) or None
+
+    def diff_text(self, writes: Sequence[ClassifiedWrite]) -> str:
+        """A unified diff of ``writes`` (old texts from the blob store), cut at a bound."""
+        import difflib
+
+        parts: list[str] = []
+        for w in writes:
+            old = self.state.blobs.text(w.write.old_digest) if w.write.old_digest else ""
+            try:
+                new = (self.root / w.write.path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                new = None
+            if old is None or new is None:
+                parts.append(f"--- {w.write.path}: {w.write.change} (content not shown)\n")
+                continue
+            a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+            parts.extend(difflib.unified_diff(a, b, f"a/{w.write.path}", f"b/{w.write.path}"))
+        text = "".join(parts)
+        return text if len(text) <= MAX_DIFF_CHARS else text[:MAX_DIFF_CHARS] + "\n[diff cut]\n"
 
     def baseline(self) -> Snapshot:
         """The session's baseline, the tree as it is now if it has none yet.

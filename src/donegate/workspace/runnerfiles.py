@@ -38,10 +38,24 @@ RUNNER_FILES: tuple[str, ...] = (
     "go.work",
 )
 
+# The judge's own settings: the team's donegate.toml and the hosts' hook settings, which decide
+# whether donegate runs at all. An agent that writes one has edited its judge; until a person
+# accepts the content, a test run does not count.
+JUDGE_FILES: tuple[str, ...] = (
+    "/donegate.toml",
+    "/.claude/settings.json",
+    "/.claude/settings.local.json",
+    "/.codex/hooks.json",
+    "/.codex/config.toml",
+    "/.gemini/settings.json",
+    "/.cursor/hooks.json",
+    "/.github/hooks/*.json",
+)
+
 # Code an interpreter can load: seen whatever an ignore rule says (see ``WATCHED``).
 IMPORTABLE: tuple[str, ...] = ("*.py", "*.pyw", "*.pyc", "*.so", "*.pyd")
 
 # What no ignore rule may hide from a snapshot: runner files and importable code. The default
 # ignores (``venv/``, ``build/``...) still keep untracked directories of that name out of the
 # walk; the interpreter environment is digested on its own.
-WATCHED: tuple[str, ...] = (*RUNNER_FILES, *IMPORTABLE)
+WATCHED: tuple[str, ...] = (*RUNNER_FILES, *JUDGE_FILES, *IMPORTABLE)

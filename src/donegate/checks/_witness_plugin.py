@@ -1,0 +1,276 @@
+# ruff: noqa: UP006, UP035, UP031, UP045
+"""donegate's witness inside a pytest run (a standalone plugin; it never imports donegate).
+
+donegate copies this file under a fresh module name into a private directory, puts that directory
+on ``PYTHONPATH`` and loads it with ``-p <name>``. The project's interpreter may be old and does
+not have donegate installed, so this file uses only the standard library and pytest, in a
+Python 3.6-compatible subset.
+
+At import it takes its settings from ``DONEGATE_WITNESS_<SUFFIX>`` and gives the environment back
+as the team configured it (the code under test never sees where the report goes). It then records,
+from inside the run: every test's node id and outcome per phase, the rootdir and ini file, the
+invocation arguments, every plugin and conftest that was loaded (with a sha256 of its file), and
+changes to pytest's own machinery that the code under test may have made to fake its verdict. The
+report is written once, at the end, to a file that must not exist yet.
+"""
+
+import hashlib
+import json
+import os
+import sys
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import pytest
+
+_SUFFIX = __name__.rpartition("_")[2]
+_SETTINGS = json.loads(os.environ.pop("DONEGATE_WITNESS_" + _SUFFIX.upper(), "null") or "null")
+
+# What pytest's verdict rests on: if code under test swaps one of these, the run is not trusted.
+_MACHINERY = (
+    "_pytest.runner:call_and_report",
+    "_pytest.runner:call_runtest_hook",
+    "_pytest.runner:runtestprotocol",
+    "_pytest.runner:pytest_runtest_makereport",
+    "_pytest.runner:CallInfo",
+    "_pytest.runner:CallInfo.from_call",
+    "_pytest.reports:TestReport",
+    "_pytest.reports:TestReport.from_item_and_call",
+    "_pytest.reports:TestReport.__init__",
+    "_pytest.reports:BaseReport.passed",
+    "_pytest.reports:BaseReport.failed",
+    "_pytest.reports:BaseReport.skipped",
+    "_pytest.skipping:pytest_runtest_makereport",
+    "_pytest.python:pytest_pyfunc_call",
+    "_pytest.python:Function.runtest",
+    "_pytest.main:pytest_runtestloop",
+    "_pytest.junitxml:LogXML.pytest_runtest_logreport",
+    "_pytest.outcomes:fail",
+    "_pytest.outcomes:skip",
+    "_pytest.outcomes:exit",
+    "pytest:fail",
+    "pytest:raises",
+    "pytest:approx",
+    "pluggy._callers:_multicall",
+    "pluggy._hooks:HookCaller.__call__",
+    "pluggy._hooks:_HookCaller.__call__",
+    "pluggy._manager:PluginManager._hookexec",
+)
+_MISSING = object()
+
+
+def _lookup(spec: str) -> Any:
+    module_name, _, attr_path = spec.partition(":")
+    obj = sys.modules.get(module_name, _MISSING)
+    for part in attr_path.split("."):
+        if obj is _MISSING:
+            break
+        # The class's own dict: a classmethod or property is compared as itself, not as bound.
+        space = getattr(obj, "__dict__", {})
+        obj = space.get(part, _MISSING)
+    return obj
+
+
+def _restore_environment(settings: Dict[str, Any]) -> None:
+    for name, value in settings.get("restore", {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def _importable_invocation_dir(settings: Dict[str, Any]) -> None:
+    # `python -m pytest` puts the working directory first on sys.path; donegate ran it with
+    # PYTHONSAFEPATH so that a module there cannot replace the runner. Honest projects that import
+    # their code from there still can: the directory comes last, after everything installed.
+    started_as_module = sys.argv[0].endswith("__main__.py")
+    if settings.get("cwd_last") and started_as_module and os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
+
+
+class _Witness:
+    def __init__(self, settings: Dict[str, Any]) -> None:
+        self.report_path = str(settings["report"])
+        self.machinery = {spec: _lookup(spec) for spec in _MACHINERY}
+        self.plugins: Dict[str, Dict[str, Any]] = {}
+        self.phases: Dict[str, Dict[str, str]] = {}
+        self.xfail: Set[str] = set()
+        self.collect_problems: Dict[str, str] = {}
+        self.collected: List[str] = []
+        self.deselected: List[str] = []
+        self.tampered: List[str] = []
+        self.made: Dict[Tuple[str, str], str] = {}
+        self.config: Any = None
+        self.exitstatus: Optional[int] = None
+
+    def check_machinery(self, where: str) -> None:
+        for spec, original in self.machinery.items():
+            if _lookup(spec) is not original and not any(spec in t for t in self.tampered):
+                self.tampered.append("%s was replaced (noticed at %s)" % (spec, where))
+
+    def note_plugin(self, name: Optional[str], plugin: Any) -> None:
+        if hasattr(plugin, "__file__"):
+            module = plugin
+        else:
+            owner = plugin if isinstance(plugin, type) else type(plugin)
+            module = sys.modules.get(owner.__module__)
+        path = getattr(module, "__file__", None)
+        module_name = getattr(module, "__name__", None)
+        key = "%s|%s" % (name, path)
+        if key not in self.plugins:
+            self.plugins[key] = {
+                "name": name,
+                "module": module_name,
+                "file": os.path.abspath(path) if path else None,
+                "sha256": _digest(path),
+            }
+
+    def note_report(self, report: Any) -> None:
+        phases = self.phases.setdefault(report.nodeid, {})
+        if report.when == "setup" and "teardown" in phases:
+            phases.clear()  # a rerun starts over
+        if phases.get(report.when) != "failed":
+            # A failed subtest stays failed when its test's own call report says passed.
+            phases[report.when] = report.outcome
+        if report.when == "setup":
+            self.xfail.discard(report.nodeid)
+        if hasattr(report, "wasxfail"):
+            self.xfail.add(report.nodeid)
+        made = self.made.get((report.nodeid, report.when))
+        if made is not None and made != report.outcome:
+            self.tampered.append(
+                "%s %s: made as %s, reported as %s"
+                % (report.nodeid, report.when, made, report.outcome)
+            )
+        self.check_machinery(report.nodeid)
+
+    def document(self) -> Dict[str, Any]:
+        config = self.config
+        inifile = getattr(config, "inipath", None) or getattr(config, "inifile", None)
+        rootdir = getattr(config, "rootpath", None) or getattr(config, "rootdir", None)
+        params = getattr(config, "invocation_params", None)
+        return {
+            "witness": 1,
+            "python": sys.version.split()[0],
+            "executable": sys.executable,
+            "pytest_version": getattr(pytest, "__version__", None),
+            "runner_modules": {
+                name: os.path.abspath(getattr(sys.modules.get(name), "__file__", "") or "")
+                for name in ("pytest", "_pytest", "pluggy")
+            },
+            "invocation_dir": str(getattr(params, "dir", os.getcwd())),
+            "args": [str(a) for a in getattr(params, "args", ())],
+            "rootdir": str(rootdir) if rootdir else None,
+            "inifile": str(inifile) if inifile else None,
+            "plugins": sorted(self.plugins.values(), key=lambda p: str(p["name"])),
+            "tests": [
+                {"nodeid": n, "phases": p, "outcome": _outcome(p, n in self.xfail)}
+                for n, p in self.phases.items()
+            ],
+            "collect_problems": self.collect_problems,
+            "collected": self.collected,
+            "deselected": self.deselected,
+            "tampered": self.tampered,
+            "exitstatus": self.exitstatus,
+        }
+
+    def write(self) -> None:
+        data = json.dumps(self.document(), sort_keys=True).encode("utf-8")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(self.report_path, flags, 0o600)
+        except OSError:
+            return  # something else made the file: donegate will not trust what it finds
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+
+
+def _digest(path: Optional[str]) -> Optional[str]:
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _outcome(phases: Dict[str, str], xfail: bool) -> str:
+    if phases.get("setup") == "failed" or phases.get("teardown") == "failed":
+        return "error"
+    call = phases.get("call")
+    if call == "failed":
+        return "failed"
+    if phases.get("setup") == "skipped" or call == "skipped":
+        return "xfailed" if xfail else "skipped"
+    if call == "passed" and phases.get("teardown") == "passed":
+        return "xpassed" if xfail else "passed"
+    return "incomplete"
+
+
+_WITNESS: Optional[_Witness] = None
+if _SETTINGS:
+    _restore_environment(_SETTINGS)
+    _importable_invocation_dir(_SETTINGS)
+    _WITNESS = _Witness(_SETTINGS)
+
+
+def pytest_configure(config: Any) -> None:
+    if _WITNESS is not None:
+        _WITNESS.config = config
+        for name, plugin in config.pluginmanager.list_name_plugin():
+            _WITNESS.note_plugin(name, plugin)
+
+
+def pytest_plugin_registered(plugin: Any, manager: Any) -> None:
+    if _WITNESS is not None:
+        _WITNESS.note_plugin(manager.get_name(plugin), plugin)
+
+
+def pytest_collectreport(report: Any) -> None:
+    if _WITNESS is not None and report.outcome != "passed":
+        outcome = "error" if report.outcome == "failed" else str(report.outcome)
+        _WITNESS.collect_problems[report.nodeid] = outcome
+
+
+def pytest_deselected(items: Any) -> None:
+    if _WITNESS is not None:
+        _WITNESS.deselected.extend(item.nodeid for item in items)
+
+
+def pytest_collection_finish(session: Any) -> None:
+    if _WITNESS is not None:
+        _WITNESS.collected = [item.nodeid for item in session.items]
+        _WITNESS.check_machinery("collection")
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    raised_before = getattr(call, "excinfo", None) is not None
+    outcome = yield
+    if _WITNESS is None:
+        return
+    report = outcome.get_result()
+    raised = raised_before or getattr(call, "excinfo", None) is not None
+    if raised and report.outcome == "passed" and not hasattr(report, "wasxfail"):
+        _WITNESS.tampered.append(
+            "%s %s: the test raised, but its report says passed" % (item.nodeid, call.when)
+        )
+    _WITNESS.made[(item.nodeid, call.when)] = report.outcome
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    if _WITNESS is not None:
+        _WITNESS.note_report(report)
+
+
+def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
+    if _WITNESS is not None:
+        _WITNESS.exitstatus = int(exitstatus)
+
+
+def pytest_unconfigure(config: Any) -> None:
+    if _WITNESS is not None:
+        _WITNESS.check_machinery("the end of the run")
+        for name, plugin in config.pluginmanager.list_name_plugin():
+            _WITNESS.note_plugin(name, plugin)
+        _WITNESS.write()

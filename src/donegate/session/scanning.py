@@ -1,0 +1,55 @@
+"""The stop's Python writes, scanned for code that reaches into its judge or is fitted to a test.
+
+A blocking finding makes the stop's test runs not count (the code may have shaped its own
+verdict); the agent is told file, line and construct. Non-blocking ones (``fitted_to_test =
+"warn"``, or a construct a team allowed for a path) are noted for the person.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from donegate.session.settings import Settings
+from donegate.workspace import ClassifiedWrite
+from donegate.workspace.patterns import matches_any
+
+if TYPE_CHECKING:
+    from donegate.scan import Finding
+    from donegate.session.workspace import Workspace
+
+MAX_TEST_FILE_BYTES = 2 * 1024 * 1024
+
+
+def scan(space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]) -> list[Finding]:
+    """Findings over the Python files among ``writes`` (none: nothing Python was written)."""
+    python = [w for w in writes if w.write.path.endswith(".py") and w.write.new_digest]
+    if not python:
+        return []
+    from donegate.scan import TestLiterals, WrittenFile, scan_writes
+
+    def is_test(path: str) -> bool:
+        return matches_any(path, settings.rules.test_globs)
+
+    files = [WrittenFile(w.write.path, _old(space, w), _text(space, w.write.path)) for w in python]
+    tests = (p for p in space.current.entries if p.endswith(".py") and is_test(p))
+    literals = TestLiterals(t for p in tests if (t := _text(space, p, MAX_TEST_FILE_BYTES)))
+    return scan_writes(files, literals, settings.scan, is_test)
+
+
+def _old(space: Workspace, w: ClassifiedWrite) -> str | None:
+    # A renamed file's old text is the moved one: what it held before is not new.
+    if w.write.old_digest is None:
+        return None
+    return space.state.blobs.text(w.write.old_digest)
+
+
+def _text(space: Workspace, path: str, limit: int | None = None) -> str | None:
+    try:
+        with (space.root / path).open("rb") as handle:
+            data = handle.read(limit + 1 if limit else -1)
+    except OSError:
+        return None
+    if limit and len(data) > limit:
+        return None
+    return data.decode("utf-8", "replace")
