@@ -94,7 +94,9 @@ def test_copy_holds_the_hashed_files_links_inside_the_tree_and_ignored_environme
         # Runners find what the snapshot leaves out; caches and ignored code stay out.
         assert os.readlink(copy / "node_modules") == str(live / "node_modules")
         assert os.readlink(copy / "data") == str(live / "data")
-        assert set(sealed.linked) == {"node_modules", "data", "build"}
+        # Importable code is never left to an ignore rule: the snapshot holds build/hidden.py.
+        assert set(sealed.linked) == {"node_modules", "data"}
+        assert (copy / "build/hidden.py").read_text() == "x = 1\n"
         assert not (copy / "src/__pycache__").exists()
         assert sealed.pythonpath == (str(copy / "src"),)
         assert copy.parent.parent == (tmp_path / "state" / SEALED_DIR).resolve()
