@@ -97,7 +97,9 @@ def test_copy_holds_the_hashed_files_links_inside_the_tree_and_ignored_environme
         # Importable code is never left to an ignore rule: the snapshot holds build/hidden.py.
         assert set(sealed.linked) == {"node_modules", "data"}
         assert (copy / "build/hidden.py").read_text() == "x = 1\n"
-        assert not (copy / "src/__pycache__").exists()
+        # A .pyc that does not match its source is planted bytecode: seen, hashed and copied
+        # (the runner reads a fresh bytecode cache anyway).
+        assert "src/__pycache__/calc.cpython-311.pyc" in snapshot.entries
         assert sealed.pythonpath == (str(copy / "src"),)
         assert copy.parent.parent == (tmp_path / "state" / SEALED_DIR).resolve()
         assert stat.S_IMODE(copy.parent.parent.stat().st_mode) == 0o700
