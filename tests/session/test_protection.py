@@ -263,3 +263,26 @@ def test_a_corrupt_gate_state_is_moved_aside_and_the_stop_still_decided(
     run = stop(repo, state, "s1")
     assert run.blocked  # decided, not let go by a failure
     assert "moved to" in run.answer.get("systemMessage", "")
+
+
+def test_a_stops_receipt_and_collected_evidence_are_signed_and_verify_elsewhere(
+    tmp_path: Path, state: Path
+) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state, "s1")
+    (repo / "zipcode.py").write_text(project.FIXED)
+    assert not stop(repo, state, "s1").blocked
+    receipt = last(state)
+    assert receipt.decision_doc["dsse"]["signatures"]
+    assert all("dsse" in item for item in receipt.claim["evidence"])
+    public = donegate("key", "show", cwd=repo, state=state)
+    assert public.returncode == 0, public.stderr
+    (tmp_path / "ci.pub").write_text(public.stdout)
+    (tmp_path / "claim.json").write_text(json.dumps(receipt.claim))
+    args = ("verify", str(tmp_path / "claim.json"), "--trust-key", str(tmp_path / "ci.pub"))
+    assert donegate(*args, cwd=repo, state=state).returncode == 0
+    forged = json.loads(json.dumps(receipt.claim))
+    forged["evidence"][0]["observed_value"]["failed"] = 0
+    forged["evidence"][0]["observed_value"]["passed"] = 99
+    (tmp_path / "claim.json").write_text(json.dumps(forged))
+    assert donegate(*args, cwd=repo, state=state).returncode == 3

@@ -98,7 +98,8 @@ def _rest(
     if claim is not None and claim.verdict is not None and claim.verdict.state == "verified":
         space.mark_verified()
     told = answer.answer_for(decision, settings.on_unverified, writes, [*notes, *receipts.notes])
-    return _close(receipts, receipt_id, event, told, decision, claim, writes, settings)  # 8
+    signed = _signed(claim, space)
+    return _close(receipts, receipt_id, event, told, decision, signed, writes, settings)  # 8
 
 
 def _verify(
@@ -218,16 +219,45 @@ def _unchecked(receipts: Receipts, receipt_id: int, notes: list[str]) -> StopRes
     return StopResult(told, None, "none", rid, {})
 
 
+def _signed(claim: Claim | None, space: Workspace) -> Signed:
+    """The claim with the evidence donegate collected signed, and the receipt's envelope.
+
+    Signing needs the ``sign`` extra; without it (or with a broken key) the receipt is kept
+    unsigned and the person told: a signature never decides a stop.
+    """
+    if claim is None or not claim.evidence:
+        return Signed(claim, None)
+    try:
+        from donegate.collect import VERIFIER_ID
+        from donegate.signing.evidence import sign_claim, sign_collected
+        from donegate.signing.keys import signing_key
+
+        key = signing_key(space.layout.state_dir)
+        claim = sign_collected(claim, key, VERIFIER_ID)
+        return Signed(claim, sign_claim(claim.to_json_dict(), key, space.current.fingerprint))
+    except ImportError:
+        return Signed(claim, None)
+    except Exception as exc:  # an unreadable key must not cost the stop its receipt
+        space.notes.append(f"donegate: this receipt is not signed: {describe(exc)}")
+        return Signed(claim, None)
+
+
+class Signed(NamedTuple):
+    claim: Claim | None
+    envelope: dict[str, Any] | None
+
+
 def _close(
     receipts: Receipts,
     receipt_id: int,
     event: HookEvent,
     told: HookAnswer,
     decision: Decision,
-    claim: Claim | None,
+    signed: Signed,
     writes: Sequence[ClassifiedWrite],
     settings: Settings,
 ) -> StopResult:
+    claim = signed.claim
     verdict = claim.verdict.state if claim is not None and claim.verdict is not None else "none"
     claim_doc = claim.to_json_dict() if claim is not None else {}
     rid = receipts.close(
@@ -240,6 +270,7 @@ def _close(
         decision_doc={
             **_decision_doc(event, told, decision, claim, writes),
             "on_unverified": settings.on_unverified,
+            **({"dsse": signed.envelope} if signed.envelope else {}),
         },
     )
     return StopResult(told, decision, verdict, rid, claim_doc)
