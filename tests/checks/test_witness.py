@@ -83,7 +83,9 @@ def test_a_pytest_module_at_the_root_does_not_replace_the_runner(tmp_path: Path)
     control = plain_pytest(tmp_path)
     assert control.returncode == 0
     assert "2 passed" in control.stdout  # the agent's module was the runner
-    done = collect_one(check(), tmp_path, "billing.py", "pytest.py")
+    # The witness on its own: the name-based runner-file rule would void the run before it.
+    alone = check(extra="protect_runner_files = false")
+    done = collect_one(alone, tmp_path, "billing.py", "pytest.py")
     assert only(done).observed_value == {
         "exit_code": 1,
         "passed": 1,
@@ -125,9 +127,12 @@ def test_a_plugin_named_in_a_written_ini_file_does_not_count(
     write(tmp_path, {**BROKEN, "tools/forge.py": FORGER, name: body})
     control = plain_pytest(tmp_path)
     assert control.returncode == 0
-    done = collect_one(check(), tmp_path, "billing.py", name)
+    # The witness on its own: the name-based runner-file rule would void the run before it.
+    done = collect_one(check(extra="protect_runner_files = false"), tmp_path, "billing.py", name)
     assert f"ini file {name!r}" in why(detail(only(done)))
     assert state(done) == "unverified"
+    named = collect_one(check(), tmp_path, "billing.py", name)
+    assert "protected pattern" in why(detail(only(named)))
 
 
 INI_WITH_PLUGIN = """

@@ -329,7 +329,9 @@ def test_an_agent_cannot_loosen_the_configuration_mid_session(tmp_path: Path, st
     (repo / "zipcode.py").write_text("def normalize(z):\n    return None\n")
     run = stop(repo, state)
     assert run.blocked
-    assert "test_plain" in run.answer["reason"]
+    # Judged by the pinned file (block mode, the real tests); the write to the judge's own
+    # settings also voids the run until a person accepts it.
+    assert "donegate accept donegate.toml" in run.answer["reason"]
     assert "judged by the configuration the session started with" in run.answer["systemMessage"]
 
 
