@@ -4,16 +4,21 @@ A test's id is its package's import path, a dot, and the test's name with its su
 ``example.com/calc.TestAdd``, ``example.com/calc.TestAdd/negative``. A ``must_pass`` id may also
 leave out the package (``TestAdd/negative``) when exactly one package has such a test. A package
 that failed without any failing test (it did not build, or its binary crashed) is an error under
-the package's own path.
+the package's own path; so is one the go command reports as ``FAIL\t<pkg> [build failed]``.
+
+The events of a test's own output are wrapped by the go command, but ``test2json`` reads the test
+binary's text: a test that prints a line of the form ``--- PASS: TestX`` can still confuse it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from donegate.checks._outcomes import Outcome, Outcomes
 
 _ENDS: dict[str, Outcome] = {"pass": "passed", "fail": "failed", "skip": "skipped"}
+_BUILD_FAILED = re.compile(r"^FAIL\t(\S+) \[(?:build|setup) failed\]$")
 
 
 def read(data: bytes) -> Outcomes | None:
@@ -25,6 +30,11 @@ def read(data: bytes) -> Outcomes | None:
     for line in data.decode("utf-8", errors="replace").splitlines():
         event = _event(line)
         if event is None:
+            # Older go commands print a package that did not build as a plain line of their own.
+            broken = _BUILD_FAILED.match(line)
+            if broken:
+                events += 1
+                failed_packages.append(broken[1])
             continue
         events += 1
         action, package, test = event
@@ -38,7 +48,7 @@ def read(data: bytes) -> Outcomes | None:
     if events == 0:
         return None
     ended = list(tests.items())
-    for package in failed_packages:
+    for package in dict.fromkeys(failed_packages):
         if not any(t.startswith(f"{package}.") and o == "failed" for t, o in ended):
             ended.append((package, "error"))
     return Outcomes("go", tuple(ended), short=short)

@@ -19,6 +19,7 @@ from donegate.checks._outcomes import Outcomes
 
 Runner = Literal["pytest", "vitest", "jest", "go", "cargo", "node", "junit"]
 RUNNERS: tuple[Runner, ...] = ("pytest", "vitest", "jest", "go", "cargo", "node", "junit")
+_PACKAGE_MANAGERS = ("npm", "pnpm", "yarn")
 
 
 def detect(argv: list[str]) -> Runner | None:
@@ -56,9 +57,9 @@ def with_reporter(runner: Runner, argv: list[str], scratch: Path) -> tuple[list[
     report = scratch / f"report-{runner}"
     if runner == "vitest":
         flags = ["--reporter=default", "--reporter=junit", f"--outputFile.junit={report}"]
-        return [*argv, *flags], report
+        return [*_script_args(argv), *flags], report
     if runner == "jest":
-        return [*argv, "--json", f"--outputFile={report}"], report
+        return [*_script_args(argv), "--json", f"--outputFile={report}"], report
     if runner == "node":
         at = argv.index("--test") + 1 if "--test" in argv else _fail(runner, "node --test")
         ours = [
@@ -75,6 +76,13 @@ def with_reporter(runner: Runner, argv: list[str], scratch: Path) -> tuple[list[
         _subcommand(argv, "cargo test")
         return _tee(argv, report), report
     raise RunnerCommandError(f"donegate cannot add reporter flags for runner {runner!r}")
+
+
+def _script_args(argv: list[str]) -> list[str]:
+    # `npm test` (or pnpm, yarn) hands what follows `--` to the script's runner.
+    if Path(argv[0]).name in _PACKAGE_MANAGERS and "--" not in argv:
+        return [*argv, "--"]
+    return argv
 
 
 def _subcommand(argv: list[str], usage: str) -> int:

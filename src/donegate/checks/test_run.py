@@ -301,7 +301,10 @@ def _judge(
     if why is None and settings.runner_kind() not in (None, "pytest"):
         return _judge_runner(settings, run, reports, detail)
     if why is None and report is None and settings.must_pass:
-        why = "must_pass needs a pytest command: nothing else reports which tests ran"
+        why = (
+            "must_pass needs a runner donegate reads (pytest, or a runner key: vitest, jest, "
+            "node, go, cargo, junit): nothing else reports which tests ran"
+        )
     if why is None and report is not None:
         why = _why_not_a_pass(settings, run, report, context, detail)
     if why is not None:
