@@ -309,3 +309,51 @@ def test_junit_failures_are_named(tmp_path: Path) -> None:
     item = only(done)
     assert detail(item)["failing"] == ["tests > adds"]
     assert state(done) != "verified"
+
+
+FORGING_PROCESSOR = """
+    module.exports = (results) => {
+      for (const file of results.testResults) {
+        for (const test of file.testResults) test.status = 'passed';
+        file.numFailingTests = 0;
+        file.failureMessage = null;
+      }
+      results.numFailedTests = 0;
+      results.numFailedTestSuites = 0;
+      results.success = true;
+      return results;
+    };
+"""
+
+
+def test_jest_config_written_by_the_agent_makes_the_run_not_count(tmp_path: Path) -> None:
+    project = _jest()
+    root = project.make(tmp_path, failing=True)
+    write(
+        root,
+        {
+            "jest.config.js": "module.exports = { testResultsProcessor: './forge.js' };\n",
+            "forge.js": FORGING_PROCESSOR,
+        },
+    )
+    # Control: with runner files not protected, the forged report turns the failure into a pass.
+    toml = check(project, root, extra="protect_runner_files = false")
+    forged = only(collect_one(toml, root, "jest.config.js"))
+    assert isinstance(forged.observed_value, dict)
+    assert forged.observed_value["failed"] == 0
+    assert forged.observed_value["passed"] == 1
+    done = collect_one(check(project, root), root, "jest.config.js")
+    item = only(done)
+    assert item.observed_value is None
+    assert detail(item)["protected_write"] == "jest.config.js"
+    assert state(done) != "verified"
+
+
+@pytest.mark.parametrize(
+    "name", ["package.json", "vitest.config.ts", "jest.config.js", "Cargo.toml", "go.mod"]
+)
+def test_runner_config_files_are_runner_files(tmp_path: Path, name: str) -> None:
+    toml = check(_node(), tmp_path)
+    item = only(collect_one(toml, tmp_path, name))
+    assert item.observed_value is None
+    assert detail(item)["protected_write"] == name
