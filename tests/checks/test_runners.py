@@ -216,6 +216,7 @@ def test_empty_run_does_not_verify(project: Project, tmp_path: Path) -> None:
     root = project.make(tmp_path)
     done, item = run(project, root, args=project.empty_args)
     assert item.observed_value is None
+    assert "no test passed" in str(detail(item)["why_not_counted"]), detail(item)
     assert state(done) != "verified"
 
 

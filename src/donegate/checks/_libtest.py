@@ -8,7 +8,8 @@ its crate: ``tests::adds``, ``parse::tests::rejects_empty``; a doc test reads
 
 Each binary's ``test result:`` counts must add up to the lines read: a test that prints a line
 of its own that looks like a result (with ``--nocapture``) makes the sums disagree, and the run
-is not believed.
+is not believed. So is terse output (``cargo test -q``, ``--format terse``): it has no test lines,
+so leave those options out of the command.
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ class TestRunSettings(CheckSettings):
         elif self.runner == "junit":
             raise ValueError('runner = "junit" needs report = "junit:PATH"')
         for node in self.must_pass:
-            if not self.is_pytest():
+            if self.runner_kind() not in (None, "pytest"):  # the runner's own naming
                 if not node.strip():
                     raise ValueError("must_pass: an empty test id")
                 continue
