@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from donegate.checks import _gotest, _jsreports, _libtest, _outcomes, _runners
+from donegate.checks import _gotest, _jsreports, _libtest, _outcomes, _reportfile, _runners
 from donegate.checks.test_run import TestRunSettings
 from tests.checks import runner_projects as rp
 from tests.checks.support import collect_one, detail, only, write
@@ -214,3 +214,30 @@ def test_go_package_that_does_not_build_is_named(tmp_path: Path) -> None:
     item = only(collect_one(toml, tmp_path, "src/calc.txt"))
     assert detail(item)["failing"] == ["example.com/calc/sum"]
     assert item.observed_value != {"exit_code": 0}
+
+
+def test_report_file_older_than_the_run_or_the_same_inode_is_stale(tmp_path: Path) -> None:
+    path = tmp_path / "report.xml"
+    path.write_text("<testsuites/>")
+    found = path.stat()
+    data, why = _reportfile.read(path)
+    assert data == b"<testsuites/>"  # control: a plain read takes it
+    later = _reportfile.Before(path, None, found.st_mtime_ns + 10**9)
+    assert _reportfile.read_fresh(later) == (
+        None,
+        f"the report {str(path)!r} is older than the run",
+    )
+    same = _reportfile.Before(path, (found.st_dev, found.st_ino), found.st_mtime_ns)
+    data, why = _reportfile.read_fresh(same)
+    assert data is None
+    assert "was there before the run" in str(why)
+
+
+def test_clearing_removes_a_planted_report_and_refuses_a_directory(tmp_path: Path) -> None:
+    planted = tmp_path / "report.xml"
+    planted.write_text("<testsuites/>")
+    before = _reportfile.clear(planted)
+    assert not planted.exists()
+    assert before.problem is None
+    (tmp_path / "dir.xml").mkdir()
+    assert "is a directory" in str(_reportfile.clear(tmp_path / "dir.xml").problem)
