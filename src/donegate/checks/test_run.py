@@ -11,6 +11,11 @@ and with donegate's witness loaded inside it (``_witness``). The witness's repor
 a run whose judge the agent wrote, whose machinery was replaced, or whose JUnit report disagrees
 with the witness does not count (``_integrity``); ``must_pass`` ids are matched exactly
 (``_mustpass``).
+
+Vitest, Jest, ``node --test``, ``go test`` and ``cargo test`` are told by donegate where to write
+their report (``_runners``); a runner that writes JUnit XML to a path of its own is read through
+``report = "junit:PATH"``. Their reports are judged alike (``_outcomes``): no test passed is not
+a pass, failing tests are named, ``must_pass`` ids are matched exactly in the runner's naming.
 """
 
 from __future__ import annotations
@@ -26,9 +31,19 @@ from typing import Annotated, Any
 
 from pydantic import Field, JsonValue, model_validator
 
-from donegate.checks import _integrity, _mustpass, _runenv, _witness, globs
+from donegate.checks import (
+    _integrity,
+    _mustpass,
+    _outcomes,
+    _reportfile,
+    _runenv,
+    _runners,
+    _witness,
+    globs,
+)
 from donegate.checks._junit import TestReport, read_junit, read_summary
 from donegate.checks._nodeid import NodeId, NodeIdError
+from donegate.checks._outcomes import Outcomes
 from donegate.checks._process import RunResult, run_group
 from donegate.checks._witness import WitnessReport, WitnessSetup
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
@@ -36,6 +51,7 @@ from donegate.workspace.runnerfiles import JUDGE_FILES, RUNNER_FILES
 
 _COUNT_KEYS = ("passed", "failed", "errors", "skipped")
 MAX_FAILING_NAMED = 20
+_PROVEN = _outcomes.PROVEN
 # pytest: 3 internal error, 4 usage error (a broken conftest), 5 no tests collected.
 _PYTEST_NOTHING_RAN = {3: "pytest internal error", 4: "pytest usage error", 5: "no tests collected"}
 _PYTEST_IN_SHELL = re.compile(r"(?:^|[\s/;&|(])(?:py\.test|pytest)(?:\s|$|;|&|\|)")
@@ -63,6 +79,8 @@ class TestRunSettings(CheckSettings):
     must_pass: list[str] = Field(default_factory=list)
     protect: list[str] = Field(default_factory=list)
     protect_runner_files: bool = True
+    runner: _runners.Runner | None = None
+    report: str | None = None
     expected: dict[str, JsonValue] = Field(default_factory=_default_expected)
 
     @model_validator(mode="after")
@@ -75,12 +93,32 @@ class TestRunSettings(CheckSettings):
             raise ValueError(
                 "expected holds integers under exit_code, passed, failed, errors, skipped"
             )
+        if self.report is not None:
+            _runners.report_flag_path(self.report)
+            if self.runner not in (None, "junit"):
+                raise ValueError('report = "junit:PATH" goes with runner = "junit" (or no runner)')
+        elif self.runner == "junit":
+            raise ValueError('runner = "junit" needs report = "junit:PATH"')
         for node in self.must_pass:
+            if self.runner_kind() not in (None, "pytest"):  # the runner's own naming
+                if not node.strip():
+                    raise ValueError("must_pass: an empty test id")
+                continue
             try:
                 NodeId.parse(node)
             except NodeIdError as exc:
                 raise ValueError(f"must_pass: {exc}") from None
         return self
+
+    def runner_kind(self) -> _runners.Runner | None:
+        """The runner: as configured, ``junit`` with a ``report``, else told from the command."""
+        if self.runner is not None:
+            return self.runner
+        if self.report is not None:
+            return "junit"
+        if self.is_pytest():
+            return "pytest"
+        return None if isinstance(self.command, str) else _runners.detect(self.command)
 
     def default_target(self) -> str:
         """The command as written (the collector masks secrets in it)."""
@@ -88,6 +126,8 @@ class TestRunSettings(CheckSettings):
 
     def is_pytest(self) -> bool:
         """Does the command run pytest (so that donegate can ask it for a JUnit report)?"""
+        if self.runner is not None or self.report is not None:
+            return self.runner == "pytest"
         if isinstance(self.command, str):
             return bool(_PYTEST_IN_SHELL.search(self.command))
         names = [Path(arg).name for arg in self.command[:4]]
@@ -107,10 +147,13 @@ class TestRun:
             return touched
         # Made for this run only, 0700, with a random name: the report paths cannot be pre-made.
         with tempfile.TemporaryDirectory(prefix="donegate-run-") as scratch:
-            invocation = _invocation(settings, context, Path(scratch))
+            try:
+                invocation = _invocation(settings, context, Path(scratch))
+            except _runners.RunnerCommandError as exc:
+                return Observation.absent(str(exc))
             cwd = context.run_dir / (settings.cwd or ".")
             run = run_group(invocation.argv, cwd, invocation.env, settings.timeout_s)
-            reports = _read_reports(invocation, run)
+            reports = _read_reports(invocation, run, cwd)
         return _judge(settings, run, reports, context)
 
 
@@ -147,6 +190,7 @@ class _Invocation:
     env: dict[str, str]
     junit: Path | None = None
     witness: WitnessSetup | None = None
+    runner_report: _runners.RunnerReport | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +198,8 @@ class _Reports:
     witness: WitnessReport | None = None
     junit: TestReport | None = None
     summary: TestReport | None = None
+    outcomes: Outcomes | None = None
+    unread: str | None = None
 
 
 def _invocation(settings: TestRunSettings, context: CheckContext, scratch: Path) -> _Invocation:
@@ -169,8 +215,33 @@ def _invocation(settings: TestRunSettings, context: CheckContext, scratch: Path)
         argv = list(settings.command)
     if not settings.is_pytest():
         _set(env, "PYTHONPATH", code_path)
-        return _Invocation(argv, env)
+        return _runner_invocation(settings, argv, env, context, scratch)
     return _pytest_invocation(settings, argv, env, code_path, scratch)
+
+
+def _runner_invocation(
+    settings: TestRunSettings,
+    argv: list[str],
+    env: dict[str, str],
+    context: CheckContext,
+    scratch: Path,
+) -> _Invocation:
+    runner = settings.runner_kind()
+    if runner is None:
+        return _Invocation(argv, env)
+    if settings.report is not None:
+        # The runner writes where the team configured: a file found there now is stale.
+        cwd = context.run_dir / (settings.cwd or ".")
+        path = cwd / _runners.report_flag_path(settings.report)
+        before = _reportfile.clear(path)
+        return _Invocation(argv, env, runner_report=_runners.RunnerReport(runner, path, before))
+    if settings.shell:
+        raise _runners.RunnerCommandError(
+            f"runner {runner!r}: donegate adds its reporter flags to an argv command, not to a "
+            'shell line; give command as a list, or have it write JUnit to report = "junit:PATH"'
+        )
+    argv, path = _runners.with_reporter(runner, argv, scratch)
+    return _Invocation(argv, env, runner_report=_runners.RunnerReport(runner, path))
 
 
 def _pytest_invocation(
@@ -206,7 +277,10 @@ def _set(env: dict[str, str], name: str, value: str | None) -> None:
         env[name] = value
 
 
-def _read_reports(invocation: _Invocation, run: RunResult) -> _Reports:
+def _read_reports(invocation: _Invocation, run: RunResult, run_dir: Path) -> _Reports:
+    if invocation.runner_report is not None:
+        outcomes, unread = _runners.read(invocation.runner_report, run_dir)
+        return _Reports(outcomes=outcomes, unread=unread)
     if invocation.witness is None or invocation.junit is None:
         return _Reports()
     return _Reports(
@@ -224,8 +298,13 @@ def _judge(
     report = reports.witness
     if why is None and settings.is_pytest():
         why = _why_not_trusted(reports, context, detail)
+    if why is None and settings.runner_kind() not in (None, "pytest"):
+        return _judge_runner(settings, run, reports, detail)
     if why is None and report is None and settings.must_pass:
-        why = "must_pass needs a pytest command: nothing else reports which tests ran"
+        why = (
+            "must_pass needs a runner donegate reads (pytest, or a runner key: vitest, jest, "
+            "node, go, cargo, junit): nothing else reports which tests ran"
+        )
     if why is None and report is not None:
         why = _why_not_a_pass(settings, run, report, context, detail)
     if why is not None:
@@ -234,6 +313,50 @@ def _judge(
     if report is not None:
         observed.update(report.counts())
     return Observation.seen(observed, **detail)
+
+
+def _judge_runner(
+    settings: TestRunSettings, run: RunResult, reports: _Reports, detail: dict[str, Any]
+) -> Observation:
+    """Judge a run of a runner other than pytest by the report donegate asked it for."""
+    outcomes = reports.outcomes
+    detail["counts_from"] = settings.runner_kind()
+    if outcomes is None:
+        return Observation.absent(reports.unread or "the runner left no report", **detail)
+    why = _why_runner_not_a_pass(settings, run, outcomes, detail)
+    if why is not None:
+        return Observation.absent(why, **detail)
+    observed: dict[str, JsonValue] = {"exit_code": run.returncode, **outcomes.counts()}
+    return Observation.seen(observed, **detail)
+
+
+def _why_runner_not_a_pass(
+    settings: TestRunSettings, run: RunResult, outcomes: Outcomes, detail: dict[str, Any]
+) -> str | None:
+    failing = outcomes.failing()
+    if failing:
+        # Named in the gate's feedback, so the agent knows which tests to look at.
+        detail["failing"] = failing[:MAX_FAILING_NAMED]
+    if outcomes.problems:
+        detail["report_problems"] = list(outcomes.problems[:MAX_FAILING_NAMED])
+    if settings.runner_kind() == "cargo" and outcomes.problems:
+        return f"the report does not add up: {outcomes.problems[0]}"
+    counts = outcomes.counts()
+    if counts["passed"] == 0 and counts["failed"] == 0 and counts["errors"] == 0:
+        return f"no test passed: {counts['skipped']} skipped, none run"
+    if run.returncode == 0 and (counts["failed"] or counts["errors"]):
+        return (
+            f"exit status 0, but the report lists {counts['failed']} failed and "
+            f"{counts['errors']} errors: something rewrote the exit status"
+        )
+    if not settings.must_pass:
+        return None
+    found = {node: _outcomes.status(node, outcomes) for node in settings.must_pass}
+    detail["must_pass"] = found
+    unproven = [f"{node} ({status})" for node, status in found.items() if status not in _PROVEN]
+    if unproven:
+        return f"must_pass tests did not run and pass: {', '.join(unproven)}"
+    return None
 
 
 def _why_not_a_run(settings: TestRunSettings, run: RunResult) -> str | None:
