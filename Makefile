@@ -27,8 +27,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Two workers, a test file each at a time: most tests wait on real subprocesses and servers.
 unit: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist loadfile
 
 # Regenerate the checked-in JSON Schema from the wire models (a test fails when they drift).
 schema: $(STAMP)
