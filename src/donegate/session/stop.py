@@ -94,7 +94,8 @@ def _rest(
     writes = space.writes(settings)  # 5
     claim = _verify(event, space, settings, writes)  # 6
     facts = _facts(space, settings, writes, claim)
-    decision = _decide(layout, event, settings, facts, claim, notes)  # 7
+    judged = _judged(space, settings, writes)
+    decision = _decide(layout, event, settings, facts, claim, notes, judged)  # 7
     if claim is not None and claim.verdict is not None and claim.verdict.state == "verified":
         space.mark_verified()
     told = answer.answer_for(decision, settings.on_unverified, writes, [*notes, *receipts.notes])
