@@ -26,7 +26,7 @@ def scan(space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]
     python = [w for w in writes if w.write.path.endswith(".py") and w.write.new_digest]
     if not python:
         return []
-    from donegate.scan import TestLiterals, WrittenFile, scan_writes
+    from donegate.scan import TestLiterals, WrittenFile, parse_scan_table, scan_writes
 
     def is_test(path: str) -> bool:
         return matches_any(path, settings.rules.test_globs)
@@ -34,7 +34,7 @@ def scan(space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]
     files = [WrittenFile(w.write.path, _old(space, w), _text(space, w.write.path)) for w in python]
     tests = (p for p in space.current.entries if p.endswith(".py") and is_test(p))
     literals = TestLiterals(t for p in tests if (t := _text(space, p, MAX_TEST_FILE_BYTES)))
-    return scan_writes(files, literals, settings.scan, is_test)
+    return scan_writes(files, literals, parse_scan_table(settings.scan_table), is_test)
 
 
 def _old(space: Workspace, w: ClassifiedWrite) -> str | None:

@@ -23,7 +23,6 @@ from donegate.errors import InvalidInput
 from donegate.gate import GateOptions
 from donegate.gate.table import HOOK_MAX_BLOCKS_IN_A_ROW, GateTable, parse_gate_tables
 from donegate.gitlisting import run
-from donegate.scan.settings import ScanSettings, parse_scan_table
 from donegate.session.layout import Layout
 from donegate.workspace import Rules
 from donegate.workspace._files import write_atomic
@@ -50,7 +49,9 @@ class Settings(NamedTuple):
     protect: tuple[str, ...] = ()
     interpreters: tuple[str, ...] = ()
     satisfies: tuple[tuple[str, ...], ...] = ()
-    scan: ScanSettings = ScanSettings()
+    # The [scan] table as written: parsed by the scanner when a stop has Python to scan, so a
+    # stop without (the common one) does not import it.
+    scan_table: object = None
 
     @property
     def ignore(self) -> tuple[str, ...]:
@@ -137,7 +138,6 @@ def read_settings(root: Path, pinned: Pinned, notes: tuple[str, ...] = ()) -> Se
     try:
         raw = pinned.parsed if pinned.parsed is not None else _toml(pinned.text)
         table = parse_gate_tables(raw)
-        scan = parse_scan_table(raw.get("scan"))
         mode = _on_unverified(raw.get("policy"))
     except InvalidInput as exc:
         raise InvalidInput(f"{path}: {exc}", exc.path) from None
@@ -154,7 +154,7 @@ def read_settings(root: Path, pinned: Pinned, notes: tuple[str, ...] = ()) -> Se
         protect=tuple(g for c in runs for g in _strings(c.get("protect"))),
         interpreters=tuple(i for c in runs if (i := _program(c.get("command")))),
         satisfies=tuple(tuple(_strings(c.get("satisfies"))) for c in runs),
-        scan=scan,
+        scan_table=raw.get("scan"),
     )
 
 
