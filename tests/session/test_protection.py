@@ -286,3 +286,16 @@ def test_a_stops_receipt_and_collected_evidence_are_signed_and_verify_elsewhere(
     forged["evidence"][0]["observed_value"]["passed"] = 99
     (tmp_path / "claim.json").write_text(json.dumps(forged))
     assert donegate(*args, cwd=repo, state=state).returncode == 3
+
+
+def test_the_hosts_own_local_settings_write_does_not_void_an_honest_fix(
+    tmp_path: Path, state: Path
+) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state, "s1")
+    # Claude Code records a person's "always allow" here during the session.
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": ["Bash"]}}')
+    (repo / "zipcode.py").write_text(project.FIXED)
+    assert not stop(repo, state, "s1").blocked
+    assert last(state).verdict == "verified"

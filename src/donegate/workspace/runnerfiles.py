@@ -40,13 +40,13 @@ RUNNER_FILES: tuple[str, ...] = (
 
 # The judge's own settings: the team's donegate.toml and the hosts' hook settings, which decide
 # whether donegate runs at all. An agent that writes one has edited its judge; until a person
-# accepts the content, a test run does not count.
+# accepts the content, a test run does not count. Files a host writes itself during a session
+# (Claude Code's settings.local.json when a person allows a tool) are left out: that write is
+# not the agent's, and it cannot take the project's hooks away.
 JUDGE_FILES: tuple[str, ...] = (
     "/donegate.toml",
     "/.claude/settings.json",
-    "/.claude/settings.local.json",
     "/.codex/hooks.json",
-    "/.codex/config.toml",
     "/.gemini/settings.json",
     "/.cursor/hooks.json",
     "/.github/hooks/*.json",
