@@ -65,12 +65,16 @@ def on_tool_use(event: HookEvent, state_dir: Path) -> None:
     """Journal what a tool reported writing or running (the snapshot stays the truth)."""
     from donegate.session.layout import Layout
     from donegate.session.workspace import Workspace
+    from donegate.workspace.journal import FILE_NAME, Journal
 
     use = event.tool_use
     if use is None:
         return
-    space = Workspace.open(Layout(state_dir), event)
-    journal = space.state.journal
+    layout = Layout(state_dir)
+    space = Workspace.open(layout, event)
+    # The journal's file is all a tool call needs: not the settings (a pin, donegate.toml, and
+    # the authorship record when the file differs), which every tool call would otherwise read.
+    journal = Journal(layout.session(space.root, event.session_id) / FILE_NAME)
     for path in use.paths or (None,):
         journal.record(use.tool, path=_relative(path, space.root), command=use.command)
 

@@ -16,6 +16,8 @@ from typing import Any, NamedTuple
 
 from donegate.workspace.snapshot import rfc3339, utc_now
 
+FILE_NAME = "journal.jsonl"  # in a session's directory of the state directory
+
 
 class Reported(NamedTuple):
     """One write as a host reported it: ``path`` may be ``None`` for a shell command."""

@@ -36,6 +36,7 @@ from donegate.workspace import interpreter
 from donegate.workspace._files import write_atomic
 from donegate.workspace.blobs import BlobStore
 from donegate.workspace.classify import ClassifiedWrite, Rules, classify, flags
+from donegate.workspace.journal import FILE_NAME as JOURNAL_FILE
 from donegate.workspace.journal import Journal
 from donegate.workspace.snapshot import Clock, Snapshot, blob_id, utc_now
 from donegate.workspace.writes import Write, diff
@@ -85,7 +86,7 @@ class WorkspaceState:
         self._dir = self.state_dir / "workspaces" / workspace_id(self.root)
         self._session = session_dir(self.state_dir, self.root, session_id)
         self.blobs = BlobStore(self.state_dir / "blobs", self.root)
-        self.journal = Journal(self._session / "journal.jsonl")
+        self.journal = Journal(self._session / JOURNAL_FILE)
 
     def snapshot(self) -> Snapshot:
         """Observe the tree now, reusing the newest snapshot's digests, and cache the result."""
