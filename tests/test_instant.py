@@ -1,3 +1,4 @@
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -59,3 +60,30 @@ def test_from_naive_datetime_is_refused() -> None:
 def test_arithmetic_in_seconds() -> None:
     start = Instant.parse("2026-08-27T18:04:02Z")
     assert (start + 1.5).seconds_since(start) == 1.5
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "٢٠٢٦-08-27T18:04:02Z",  # Arabic-Indic digits: Python's \d takes them, RFC 3339 does not
+        "2026-08-27T18:04:0٢Z",
+        "2026-08-27T18:04:02.\uff15Z",  # a fullwidth digit in the fraction
+        "2026-08-27T18:04:02Z\n",  # the pattern's $ would match before a final newline
+    ],
+)
+def test_only_ascii_digits_and_nothing_after_make_an_instant(text: str) -> None:
+    # These parsed before (the first as 2026-08-27T18:04:02Z), so a claim could carry an instant
+    # the published schema refuses; the newline ended in an assertion error instead of a reason.
+    with pytest.raises(ValueError, match="RFC 3339"):
+        Instant.parse(text)
+
+
+def test_a_claim_with_foreign_digits_is_invalid() -> None:
+    from donegate.claim import parse_claim
+    from donegate.errors import InvalidInput
+    from tests.claims import claim_doc, evidence
+
+    doc = claim_doc(evidence=[evidence(at="٢٠٢٦-08-27T18:04:09Z")])
+    with pytest.raises(InvalidInput) as caught:
+        parse_claim(json.dumps(doc))
+    assert caught.value.path == "evidence[0].at"

@@ -17,19 +17,24 @@ import time
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import PydanticCustomError, core_schema
+if TYPE_CHECKING:  # pydantic is imported only when a model asks for the schema
+    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+    from pydantic.json_schema import JsonSchemaValue
+    from pydantic_core import core_schema
 
 RFC3339_PATTERN = r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
-_RFC3339 = re.compile(RFC3339_PATTERN)
-_PARTS = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))"
+# The published pattern, as a JSON Schema reads it: its \d is an ASCII digit (ECMA-262), and it
+# matches the whole text. Python's \d would also take other scripts' digits ("٢٠٢٦"), and its $
+# a trailing newline, so the parser says the same thing in Python's terms.
+_RFC3339 = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?"
+    r"(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
 )
 _EPOCH_DAY = date(1970, 1, 1).toordinal()
 _DAY_S = 86400
+_DAYS_KEPT = 4096
 # A fraction longer than this is refused: it says nothing a clock can measure, and its digits
 # would only cost memory and time in every comparison.
 MAX_FRACTION_DIGITS = 1000
@@ -58,24 +63,7 @@ class Instant:
     @classmethod
     def parse(cls, text: str) -> Self:
         """Parse RFC 3339 ``text``; raise ``ValueError`` saying what is wrong."""
-        if _RFC3339.match(text) is None:
-            raise ValueError(_why_not_rfc3339(text))
-        parts = _PARTS.fullmatch(text)
-        assert parts is not None  # the pattern above fixed the shape
-        year, month, day, hour, minute, second = (int(p) for p in parts.groups()[:6])
-        fraction, sign, off_h, off_m = parts.group(7, 8, 9, 10)
-        try:
-            datetime(year, month, day, hour, minute, second)
-            offset = _offset_seconds(sign, off_h, off_m)
-        except ValueError as exc:
-            raise ValueError(f"not a real date and time: {text!r} ({exc})") from None
-        if fraction is not None and len(fraction) > MAX_FRACTION_DIGITS:
-            raise ValueError(
-                f"more than {MAX_FRACTION_DIGITS} fractional digits of a second: {text[:40]!r}..."
-            )
-        days = date(year, month, day).toordinal() - _EPOCH_DAY
-        whole = days * _DAY_S + hour * 3600 + minute * 60 + second - offset
-        return cls(text, (whole, (fraction or "").rstrip("0")))
+        return cls(text, instant_key(text))
 
     @classmethod
     def from_datetime(cls, value: datetime) -> Self:
@@ -90,7 +78,7 @@ class Instant:
         """The instant ``seconds`` after the epoch, written as UTC with every digit it needs."""
         exact = _exact(seconds)
         whole = exact.numerator // exact.denominator
-        digits = _decimal_digits(exact - whole)
+        digits = decimal_digits(exact - whole)
         moment = datetime.fromtimestamp(whole, UTC).replace(tzinfo=None).isoformat()
         return cls.parse(f"{moment}.{digits or '0'}Z")
 
@@ -146,6 +134,8 @@ class Instant:
     def __get_pydantic_core_schema__(
         cls, source: type[Any], handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
+        from pydantic_core import core_schema
+
         return core_schema.no_info_plain_validator_function(
             _validate_instant,
             serialization=core_schema.plain_serializer_function_ser_schema(
@@ -165,12 +155,62 @@ class Instant:
         }
 
 
-def _offset_seconds(sign: str | None, hours: str | None, minutes: str | None) -> int:
-    if sign is None or hours is None or minutes is None:
-        return 0
+def instant_key(text: str) -> tuple[int, str]:
+    """The exact ordering key of RFC 3339 ``text`` (see :class:`Instant`), or ``ValueError``.
+
+    Batches parse millions of these, so the work is one match and integer arithmetic; a day's
+    start is remembered, since the instants of a batch fall on few days.
+    """
+    parts = _RFC3339.fullmatch(text)
+    if parts is None:
+        raise ValueError(_why_not_rfc3339(text))
+    hour, minute, second, fraction, sign, off_h, off_m = parts.groups()
+    day_start = _day_starts.get(text[:10])
+    if day_start is None:
+        day_start = _day_start(text)
+    h, m, s = int(hour), int(minute), int(second)
+    if h > 23 or m > 59 or s > 59:
+        raise ValueError(f"not a real date and time: {text!r} ({_time_error(h, m)})")
+    whole = day_start + h * 3600 + m * 60 + s
+    if sign is not None:
+        whole -= _offset_seconds(text, sign, off_h, off_m)
+    if fraction is None:
+        return whole, ""
+    if len(fraction) > MAX_FRACTION_DIGITS:
+        raise ValueError(
+            f"more than {MAX_FRACTION_DIGITS} fractional digits of a second: {text[:40]!r}..."
+        )
+    return whole, fraction.rstrip("0")
+
+
+_day_starts: dict[str, int] = {}
+
+
+def _time_error(hour: int, minute: int) -> str:
+    # The words datetime uses, so that a message reads the same however the time was parsed.
+    if hour > 23:
+        return "hour must be in 0..23"
+    return "minute must be in 0..59" if minute > 59 else "second must be in 0..59"
+
+
+def _day_start(text: str) -> int:
+    try:
+        day = date(int(text[:4]), int(text[5:7]), int(text[8:10]))
+    except ValueError as exc:
+        raise ValueError(f"not a real date and time: {text!r} ({exc})") from None
+    if len(_day_starts) >= _DAYS_KEPT:
+        _day_starts.clear()
+    start = _day_starts[text[:10]] = (day.toordinal() - _EPOCH_DAY) * _DAY_S
+    return start
+
+
+def _offset_seconds(text: str, sign: str, hours: str, minutes: str) -> int:
     h, m = int(hours), int(minutes)
     if h > 23 or m > 59:
-        raise ValueError(f"offset {sign}{hours}:{minutes} is not a UTC offset")
+        raise ValueError(
+            f"not a real date and time: {text!r} (offset {sign}{hours}:{minutes} "
+            "is not a UTC offset)"
+        )
     return (h * 3600 + m * 60) * (-1 if sign == "-" else 1)
 
 
@@ -189,7 +229,7 @@ def _exact(seconds: Seconds) -> Fraction:
     return Fraction(seconds)
 
 
-def _decimal_digits(fraction: Fraction) -> str:
+def decimal_digits(fraction: Fraction) -> str:
     """The decimal digits of ``0 <= fraction < 1``; it must have a finite decimal expansion."""
     denominator, twos, fives = fraction.denominator, 0, 0
     while denominator % 2 == 0:
@@ -209,6 +249,8 @@ def _to_microseconds(text: str) -> str:
 
 
 def _validate_instant(value: object) -> Instant:
+    from pydantic_core import PydanticCustomError
+
     if isinstance(value, Instant):
         return value
     if not isinstance(value, str):
