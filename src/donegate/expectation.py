@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, TypeAlias
 
-from pydantic import JsonValue
+# Any JSON value, as parsed (the batch reader imports no pydantic, so neither does this module).
+JsonValue: TypeAlias = Any
 
-KeyOutcome = Literal["satisfied", "contradicted", "missing"]
 Outcome = Literal["match", "contradicts", "no_observation"]
 
 # A check-type rule for one expected key: (expected value, observed value) -> satisfied?
@@ -75,30 +75,26 @@ def compare(check_type: str, expected: Mapping[str, JsonValue], observed: JsonVa
         return Comparison("no_observation", missing=tuple(expected))
     contradicted: list[str] = []
     missing: list[str] = []
+    ruled = check_type in _RULED_TYPES  # most check types have no rule of their own
     for key, want in expected.items():
-        outcome = _key_outcome(check_type, key, want, observed)
-        if outcome == "contradicted":
-            contradicted.append(key)
-        elif outcome == "missing":
+        if key not in observed:
             missing.append(key)
+        elif not _satisfied(check_type, key, want, observed[key], ruled):
+            contradicted.append(key)
     if contradicted:
         return Comparison("contradicts", tuple(contradicted), tuple(missing))
     if missing:
         return Comparison("no_observation", missing=tuple(missing))
-    return _MATCH
+    return MATCH
 
 
-_MATCH = Comparison("match")  # shared: a claim with a million matching items needs only one
+MATCH = Comparison("match")
+"""Every match is this one object: a claim with a million matching items needs only one."""
+
+_RULED_TYPES = frozenset(check_type for check_type, _ in KEY_RULES)
 
 
-def _key_outcome(
-    check_type: str, key: str, want: JsonValue, observed: dict[str, JsonValue]
-) -> KeyOutcome:
-    if key not in observed:
-        return "missing"
-    got = observed[key]
-    rule = KEY_RULES.get((check_type, key))
+def _satisfied(check_type: str, key: str, want: JsonValue, got: JsonValue, ruled: bool) -> bool:
+    rule = KEY_RULES.get((check_type, key)) if ruled else None
     verdict = rule(want, got) if rule else None
-    if verdict is None:
-        verdict = satisfies(want, got)
-    return "satisfied" if verdict else "contradicted"
+    return satisfies(want, got) if verdict is None else verdict

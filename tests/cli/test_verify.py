@@ -85,7 +85,7 @@ def test_internal_error_exits_5_and_prints_no_verdict(
     def boom(*_: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("donegate.cli.verify.verify_claim", boom)
+    monkeypatch.setattr("donegate.verdict.verify_claim", boom)
     code = main(["verify", write(tmp_path, claim_doc()), "--json"])
     out, err = capsys.readouterr()
     assert code == 5

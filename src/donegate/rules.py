@@ -1,0 +1,399 @@
+"""The six rules of Completion Claim v0.1, as one ladder over plain values.
+
+Only this module decides a verdict. It reads a claim through the small views below, which both the
+validated models (:mod:`donegate.claim`) and the batch reader's structs (:mod:`donegate.bulk`)
+satisfy, and answers with a :class:`Ruling` of plain values: one set of rules for every way a claim
+arrives, and no model built for a verdict nobody asked to keep. It imports nothing heavier than the
+standard library, so a batch of claims starts without pydantic.
+
+Nothing the agent wrote into the document (its own verdict, its own "independent" label when the
+caller names the verifiers it trusts, its own policy when the caller passes one) can make a claim
+pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+
+from donegate.expectation import Comparison, compare
+from donegate.instant import MAX_FRACTION_DIGITS, Instant, Seconds, decimal_digits, is_finite
+
+if TYPE_CHECKING:
+    from donegate.policy import AppliedPolicy
+
+State = Literal["verified", "unverified", "refuted"]
+Outcome = Literal["match", "contradicts", "no_observation"]
+
+DEFAULT_MAX_SKEW_S = 5.0
+MAX_SKEW_LIMIT_S = 10**9
+"""The largest clock skew accepted (about 31 years): past it, a bound says nothing."""
+
+
+class MutationView(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def at(self) -> Instant: ...
+
+
+class VerifierView(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+
+
+class EvidenceView(Protocol):
+    @property
+    def check_type(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def expected(self) -> Mapping[str, Any]: ...
+    @property
+    def observed_value(self) -> Any: ...
+    @property
+    def at(self) -> Instant: ...
+    @property
+    def covers(self) -> Sequence[str]: ...
+    @property
+    def verifier(self) -> VerifierView: ...
+
+
+class ClaimView(Protocol):
+    @property
+    def mutations(self) -> Sequence[MutationView]: ...
+    @property
+    def evidence(self) -> Sequence[EvidenceView]: ...
+
+
+class PolicyView(Protocol):
+    """What the rules read of the applied policy."""
+
+    @property
+    def requires(self) -> Sequence[str]: ...
+    @property
+    def max_age_s(self) -> int | float | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyOptions:
+    """How the caller wants a claim verified.
+
+    ``policy`` replaces the document's own when given; ``trust`` (when not None) is the set of
+    verifier ids whose ``independent`` label is believed; ``now`` is the decision time.
+    ``required`` names evidence items (by index) that must each count and match, whatever else
+    does: a collector's configured checks, so that a partial pass is never a pass. Each one that
+    does not is listed in ``unmet`` as ``check:<name>``.
+    """
+
+    policy: AppliedPolicy | None = None
+    now: Instant | None = None
+    trust: frozenset[str] | None = None
+    max_skew_s: Seconds = DEFAULT_MAX_SKEW_S
+    required: Mapping[int, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # NaN compares false with everything, so a NaN bound would let any date through.
+        skew = self.max_skew_s
+        if isinstance(skew, bool) or not isinstance(skew, int | float | Fraction | Decimal):
+            raise ValueError(f"max_skew_s: expected a number of seconds, got {skew!r}")
+        if not is_finite(skew):
+            raise ValueError(f"max_skew_s: expected a finite number of seconds, got {skew}")
+        if not 0 <= skew <= MAX_SKEW_LIMIT_S:
+            raise ValueError(f"max_skew_s: expected 0 to {MAX_SKEW_LIMIT_S} seconds, got {skew}")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Why one evidence item did or did not move the verdict."""
+
+    index: int
+    check_type: str
+    counts: bool
+    outcome: Outcome | None
+    why: str
+
+
+class Ruling(NamedTuple):
+    """A verdict as plain values; :mod:`donegate.verdict` makes it the wire model."""
+
+    state: State
+    unmet: list[str]
+    reason: str | None
+    decided_at: Instant
+    findings: list[Finding]
+
+
+class _Reading:
+    """One evidence item as the rules see it."""
+
+    __slots__ = ("comparison", "index", "item", "why_not")
+
+    def __init__(
+        self, index: int, item: EvidenceView, why_not: str | None, comparison: Comparison | None
+    ) -> None:
+        self.index = index
+        self.item = item
+        self.why_not = why_not
+        self.comparison = comparison
+
+    @property
+    def counts(self) -> bool:
+        return self.why_not is None
+
+
+def rule(claim: ClaimView, applied: PolicyView, options: VerifyOptions) -> Ruling:
+    """Apply the spec's rules, in order, under the ``applied`` policy.
+
+    1. Rules 1, 2, 5 and the skew bound: an item counts only if it is independent (and trusted),
+       strictly later than every mutation it covers, fresh, and not dated in the future.
+    2. Compare every counting item: match, contradicts, or no observation.
+    3. Rule 6: a counting item that contradicts its expectation refutes the claim.
+    4. Rules 3 and 4, and the policy: verified only with at least one counting match, every
+       mutation covered by one, every required check type matched by one, and every evidence
+       item the caller requires (``options.required``) a counting match itself.
+    5. Otherwise unverified: absence is never success.
+    """
+    now = options.now or Instant.now()
+    written_at = {m.id: m.at for m in claim.mutations}
+    window = _Window.at(now, applied.max_age_s, options.max_skew_s)
+    readings = [
+        _read(written_at, i, item, now, window, options.trust)
+        for i, item in enumerate(claim.evidence)
+    ]
+    matches = [r for r in readings if r.comparison is not None and r.comparison.outcome == "match"]
+    unmet = _unmet(claim, applied, matches, options.required)
+    contradiction = next(
+        (r for r in readings if r.comparison and r.comparison.outcome == "contradicts"), None
+    )
+    state: State
+    if contradiction is not None:
+        state, reason = "refuted", _refuted_reason(contradiction)
+    elif matches and not unmet:
+        state, reason = "verified", None
+    else:
+        state, reason = "unverified", _unverified_reason(claim, readings, unmet, options.required)
+    return Ruling(state, unmet, reason, now, [_finding(r) for r in readings])
+
+
+class _Window:
+    """The instants evidence may carry at one decision time: not older than ``max_age`` (when the
+    policy sets one), not later than the clock's skew allows.
+
+    The bounds are instant keys, worked out exactly once, so each item costs two comparisons of
+    keys: ``now - at > max_age`` exactly when ``at`` orders before ``now - max_age``.
+    """
+
+    __slots__ = ("max_age", "newest", "oldest", "skew")
+
+    def __init__(self, now: Instant, max_age: Seconds | None, skew: Seconds) -> None:
+        self.max_age = max_age
+        self.skew = skew
+        self.oldest = None if max_age is None else _shifted(now.key, max_age, -1)
+        self.newest = _shifted(now.key, skew, 1)
+
+    @classmethod
+    def at(cls, now: Instant, max_age: Seconds | None, skew: Seconds) -> _Window:
+        # A batch decides at one time under a few bounds: each window is worked out once.
+        key = (now.key, type(max_age), max_age, type(skew), skew)
+        window = _windows.get(key)
+        if window is None:
+            if len(_windows) >= 256:
+                _windows.clear()
+            window = _windows[key] = cls(now, max_age, skew)
+        return window
+
+
+_windows: dict[tuple[object, ...], _Window] = {}
+
+
+def _shifted(key: tuple[int, str], seconds: Seconds, sign: int) -> tuple[int, str]:
+    """The key of the instant ``sign * seconds`` after the one whose key is ``key``, exactly.
+
+    A bound with no finite decimal expansion (a caller's ``Fraction(1, 3)``) is put on a grid
+    ten times finer than any instant's digits, rounded towards the instant it was shifted from:
+    no instant lies between the bound and that grid point, so every comparison stays exact.
+    """
+    whole, digits = key
+    if isinstance(seconds, int) and not digits:
+        return whole + sign * seconds, ""
+    exact = whole + Fraction(int(digits or "0"), 10 ** len(digits)) + sign * Fraction(seconds)
+    floor = exact.numerator // exact.denominator
+    try:
+        return floor, decimal_digits(exact - floor)
+    except ValueError:
+        places = MAX_FRACTION_DIGITS + 1
+        rest = exact - floor
+        scaled = rest.numerator * 10**places
+        tick = scaled // rest.denominator if sign > 0 else -(-scaled // rest.denominator)
+        if tick == 10**places:
+            return floor + 1, ""
+        return floor, f"{tick:0{places}d}".rstrip("0")
+
+
+def _read(
+    written_at: Mapping[str, Instant],
+    index: int,
+    item: EvidenceView,
+    now: Instant,
+    window: _Window,
+    trust: frozenset[str] | None,
+) -> _Reading:
+    why_not = _why_not_counted(written_at, item, now, window, trust)
+    if why_not is not None:
+        return _Reading(index, item, why_not, None)
+    return _Reading(index, item, None, compare(item.check_type, item.expected, item.observed_value))
+
+
+def _why_not_counted(
+    written_at: Mapping[str, Instant],
+    item: EvidenceView,
+    now: Instant,
+    window: _Window,
+    trust: frozenset[str] | None,
+) -> str | None:
+    """None when the item counts, else the first reason it does not."""
+    verifier = item.verifier
+    kind = verifier.kind
+    if kind == "self_attested":
+        return "self-attested evidence never satisfies a requirement (rule 1)"
+    if kind == "absent":
+        return "the check did not happen (verifier kind absent)"
+    if trust is not None and verifier.id not in trust:
+        return f"verifier {verifier.id!r} is not one the caller trusts (--trust)"
+    at = item.at
+    at_key = at.key
+    for mutation_id in item.covers:
+        mutation_at = written_at[mutation_id]
+        if not at_key > mutation_at.key:  # instants order as their keys (see Instant)
+            return (
+                f"collected at {at}, not after mutation {mutation_id} at {mutation_at} "
+                "(rule 2: a check before the write proves nothing about it)"
+            )
+    # Exact: an instant 300.0000009 s old is older than 300 s, and a float bound counts by its
+    # exact binary value, so no rounding ever makes evidence look fresh.
+    max_age = window.max_age
+    if max_age is not None and window.oldest is not None and at_key < window.oldest:
+        return (
+            f"stale: {_g(now.seconds_since(at))} s old at decision time, "
+            f"policy max_age_s is {_g(max_age)} (rule 5)"
+        )
+    if at_key > window.newest:
+        return (
+            f"dated {_g(at.seconds_since(now))} s after the decision time, "
+            f"beyond the allowed clock skew of {_g(window.skew)} s"
+        )
+    return None
+
+
+def _g(seconds: Seconds) -> str:
+    """Seconds for a message, as ``%g`` writes them; a number too large for a float as is."""
+    try:
+        return f"{float(seconds):g}"
+    except OverflowError:
+        return str(seconds)  # only an integer can be too large for a float here
+
+
+def _unmet(
+    claim: ClaimView,
+    applied: PolicyView,
+    matches: Sequence[_Reading],
+    required: Mapping[int, str],
+) -> list[str]:
+    matched_types = {r.item.check_type for r in matches}
+    covered = {mutation_id for r in matches for mutation_id in r.item.covers}
+    unmet = [t for t in _unique(applied.requires) if t not in matched_types]
+    unmet += [f"mutation:{m.id}" for m in claim.mutations if m.id not in covered]
+    if required:
+        matched = {r.index for r in matches}
+        unmet += [f"check:{name}" for i, name in sorted(required.items()) if i not in matched]
+    return unmet
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _refuted_reason(reading: _Reading) -> str:
+    item, comparison = reading.item, reading.comparison
+    assert comparison is not None
+    key = comparison.contradicted[0]
+    observed = item.observed_value if isinstance(item.observed_value, dict) else {}
+    return (
+        f"evidence[{reading.index}] ({item.check_type} {item.target}) contradicts the claim: "
+        f"{key} expected {_show(item.expected[key])}, observed {_show(observed.get(key))}."
+    )
+
+
+def _unverified_reason(
+    claim: ClaimView,
+    readings: Sequence[_Reading],
+    unmet: Sequence[str],
+    required: Mapping[int, str],
+) -> str:
+    if not readings:
+        return "No evidence was submitted; a claim without evidence is unproven (rule 4)."
+    if not any(r.counts for r in readings):
+        first = readings[0]
+        return (
+            f"No evidence counts: evidence[0] ({first.item.check_type}) "
+            f"does not count: {first.why_not}."
+        )
+    # A required check that failed says most about why: its own reason comes first.
+    matched = {r.index for r in readings if r.comparison and r.comparison.outcome == "match"}
+    for index, name in sorted(required.items()):
+        if index not in matched and index < len(readings):
+            return f"Configured check {name} did not confirm the claim ({_why(readings[index])})."
+    for entry in unmet:
+        if entry.startswith("mutation:"):
+            mutation_id = entry.removeprefix("mutation:")
+            mutation = next(m for m in claim.mutations if m.id == mutation_id)
+            return (
+                f"Mutation {mutation.id} ({mutation.kind} {mutation.target}) is not covered by "
+                "fresh, independent, matching evidence (rule 3)."
+            )
+        return f"The policy requires {entry}, and no fresh, independent evidence of it matches."
+    return (
+        "No counting evidence matched its expectation; nothing was observed to confirm the claim."
+    )
+
+
+def _finding(reading: _Reading) -> Finding:
+    comparison = reading.comparison
+    outcome = comparison.outcome if comparison else None
+    return Finding(reading.index, reading.item.check_type, reading.counts, outcome, _why(reading))
+
+
+def _why(reading: _Reading) -> str:
+    comparison = reading.comparison
+    if comparison is None:
+        return reading.why_not or "does not count"
+    if comparison.outcome == "match":
+        return "counts and matches its expectation"
+    if comparison.outcome == "contradicts":
+        return f"counts and contradicts its expectation on {', '.join(comparison.contradicted)}"
+    return _no_observation_why(reading)
+
+
+def _no_observation_why(reading: _Reading) -> str:
+    item = reading.item
+    if not item.expected:
+        return "counts, but expects nothing, so it observes nothing"
+    if not isinstance(item.observed_value, dict):
+        return "counts, but holds no observed_value object: no observation"
+    missing = ", ".join(reading.comparison.missing) if reading.comparison else ""
+    return f"counts, but observed_value lacks {missing}: no observation"
+
+
+def _show(value: object) -> str:
+    return json.dumps(value)
