@@ -6,27 +6,21 @@ import sys
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
-import pydantic_core
-from pydantic import BaseModel
 
-from donegate.claim import Claim, Evidence, parse_claim
 from donegate.cli.options import INSTANT, SecondsParam
-from donegate.cli.report import show
-from donegate.enforce import exit_code
 from donegate.errors import InvalidInput
 from donegate.exitcodes import HELP_TABLE, ExitCode
 from donegate.instant import Instant
-from donegate.policy import AppliedPolicy, load_policy_file
-from donegate.verdict import (
-    DEFAULT_MAX_SKEW_S,
-    MAX_SKEW_LIMIT_S,
-    VerifyOptions,
-    decide,
-    verify_claim,
-)
+from donegate.rules import DEFAULT_MAX_SKEW_S, MAX_SKEW_LIMIT_S, VerifyOptions
+
+if TYPE_CHECKING:  # a batch of claims is read without the models (see donegate.bulk)
+    from pydantic import BaseModel
+
+    from donegate.claim import Claim
+    from donegate.policy import AppliedPolicy
 
 
 @click.command(epilog=HELP_TABLE)
@@ -99,6 +93,10 @@ def verify(
             raise click.UsageError("--trust-key works on one CLAIM, not with --jsonl")
         return _verify_lines(jsonl, options)
     assert claim is not None
+    from donegate.cli.report import show
+    from donegate.enforce import exit_code
+    from donegate.verdict import verify_claim
+
     verified = verify_claim(_signed_only(_load(claim), trust_key), options)
     show(verified, as_json=as_json)
     assert verified.verdict is not None
@@ -118,6 +116,8 @@ def _load(source: str) -> Claim:
     Anything the piecewise reading does not accept is parsed again by ``parse_claim``, so an
     invalid claim gets exactly the error it always got.
     """
+    from donegate.claim import parse_claim
+
     data = _read(source)
     if len(data) >= LARGE_CLAIM_BYTES:
         try:
@@ -137,6 +137,10 @@ def _read(source: str) -> bytes:
 
 
 def _parse_in_pieces(data: bytes) -> Claim:
+    import pydantic_core
+
+    from donegate.claim import Claim, Evidence
+
     raw = pydantic_core.from_json(data, allow_inf_nan=False)
     items = raw.get("evidence") if isinstance(raw, dict) else None
     if not isinstance(items, list):
@@ -177,39 +181,17 @@ def _signed_only(claim: Claim, keys: tuple[Path, ...]) -> Claim:
 def _applied_policy(policy_file: Path | None) -> AppliedPolicy | None:
     if policy_file is None:
         return None
+    from donegate.policy import AppliedPolicy, load_policy_file
+
     return AppliedPolicy(source="file", policy=load_policy_file(policy_file))
 
 
 def _verify_lines(source: str, options: VerifyOptions) -> int:
-    invalid = False
-    out = sys.stdout.buffer
+    from donegate.bulk import verify_lines
+
     with _open_lines(source) as stream:
-        for number, line in _numbered(stream):
-            record, ok = _verify_line(number, line, options)
-            invalid = invalid or not ok
-            out.write(record + b"\n")
+        invalid = verify_lines(_numbered(stream), sys.stdout.buffer, options)
     return ExitCode.INVALID_INPUT if invalid else ExitCode.OK
-
-
-def _verify_line(number: int, line: bytes, options: VerifyOptions) -> tuple[bytes, bool]:
-    """One output line for one input line, whatever it holds, and whether it was valid."""
-    try:
-        claim = parse_claim(line)
-    except InvalidInput as exc:
-        return _invalid(number, exc.path, str(exc)), False
-    try:
-        verdict = decide(claim, options)
-        # Spliced rather than rebuilt: the verdict is serialised once, straight to JSON.
-        head = pydantic_core.to_json({"line": number, "task_id": claim.task.id})[:-1]
-        body = verdict.model_dump_json(exclude_unset=True).encode()
-    except Exception as exc:  # one line never stops the batch; it is answered, never verified
-        return _invalid(number, "", f"could not be decided: {type(exc).__name__}: {exc}"), False
-    return head + b',"verdict":' + body + b"}", True
-
-
-def _invalid(number: int, path: str, error: str) -> bytes:
-    record = {"line": number, "state": "invalid", "path": path, "error": error}
-    return pydantic_core.to_json(record, fallback=str)
 
 
 def _open_lines(source: str) -> IO[bytes]:
@@ -223,5 +205,5 @@ def _open_lines(source: str) -> IO[bytes]:
 
 def _numbered(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
     for number, line in enumerate(stream, start=1):
-        if line.strip():
+        if line and not line.isspace():  # isspace stops at the first other byte: no copy
             yield number, line
