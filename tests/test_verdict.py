@@ -1,5 +1,7 @@
 """Options of the verdict that the document itself cannot express (conformance covers the rules)."""
 
+import json
+
 from donegate.claim import parse_claim
 from donegate.instant import Instant
 from donegate.verdict import VerifyOptions, decide
@@ -30,3 +32,22 @@ def test_a_contradiction_still_refutes_with_required_items() -> None:
     claim = parse_claim(claim_doc(evidence=[wrong]))
     verdict = decide(claim, VerifyOptions(now=Instant.parse(NOW), required={0: "readback"}))
     assert verdict.state == "refuted"
+
+
+def test_a_built_verdict_is_the_model_validation_would_make() -> None:
+    # decide() builds its models without validation (see donegate.wire.built): the same values,
+    # the same fields set, the same JSON as a validated model of the same data.
+    from donegate.claim import Verdict
+    docs = [claim_doc(), claim_doc(policy=None), claim_doc(evidence=[])]
+    for doc in docs:
+        claim = parse_claim(json.dumps(doc))
+        verdict = decide(claim, VerifyOptions(now=Instant.parse(NOW)))
+        again = Verdict.model_validate(verdict.model_dump(exclude_unset=True))
+        assert verdict == again
+        assert verdict.model_fields_set == again.model_fields_set
+        assert verdict.applied_policy is not None
+        assert again.applied_policy is not None
+        assert verdict.applied_policy.model_fields_set == again.applied_policy.model_fields_set
+        assert verdict.model_dump_json(exclude_unset=True) == again.model_dump_json(
+            exclude_unset=True
+        )

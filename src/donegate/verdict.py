@@ -10,6 +10,7 @@ from __future__ import annotations
 from donegate.claim import Claim, EvidenceFinding, Verdict
 from donegate.policy import AppliedPolicy
 from donegate.rules import DEFAULT_MAX_SKEW_S, MAX_SKEW_LIMIT_S, Ruling, VerifyOptions, rule
+from donegate.wire import built
 
 __all__ = [
     "DEFAULT_MAX_SKEW_S",
@@ -39,12 +40,11 @@ def applied_policy(claim: Claim, options: VerifyOptions) -> AppliedPolicy:
         return options.policy
     if claim.policy is None:
         return _NO_POLICY
-    return AppliedPolicy.model_construct(
-        {"source", "policy"}, source="document", policy=claim.policy
-    )
+    return built(AppliedPolicy, _APPLIED_FIELDS, {"source": "document", "policy": claim.policy})
 
 
 _NO_POLICY = AppliedPolicy(source="none")
+_APPLIED_FIELDS = {"source", "policy"}
 _VERDICT_FIELDS = set(Verdict.model_fields)  # shared: frozen models never change theirs
 _FINDING_FIELDS = set(EvidenceFinding.model_fields)
 
@@ -54,22 +54,25 @@ def as_verdict(ruling: Ruling, applied: AppliedPolicy) -> Verdict:
     the declared type, and a claim with a million items would otherwise hold a dict and a model
     per item at once."""
     findings = [
-        EvidenceFinding.model_construct(
+        built(
+            EvidenceFinding,
             _FINDING_FIELDS,
-            index=f.index,
-            check_type=f.check_type,
-            counts=f.counts,
-            outcome=f.outcome,
-            why=f.why,
+            {
+                "index": f.index,
+                "check_type": f.check_type,
+                "counts": f.counts,
+                "outcome": f.outcome,
+                "why": f.why,
+            },
         )
         for f in ruling.findings
     ]
-    return Verdict.model_construct(
-        _VERDICT_FIELDS,
-        state=ruling.state,
-        unmet=ruling.unmet,
-        reason=ruling.reason,
-        decided_at=ruling.decided_at,
-        applied_policy=applied,
-        evidence=findings,
-    )
+    values = {
+        "state": ruling.state,
+        "unmet": ruling.unmet,
+        "reason": ruling.reason,
+        "decided_at": ruling.decided_at,
+        "applied_policy": applied,
+        "evidence": findings,
+    }
+    return built(Verdict, _VERDICT_FIELDS, values)
