@@ -293,3 +293,62 @@ def test_hooks_fail_open_on_any_payload(host: str, tmp_path: Path) -> None:
             assert_clean(result, {0})
             if result.stdout.strip():
                 json.loads(result.stdout)
+
+
+# --- a 200 MB batch: every line answered, memory bounded ------------------------------------
+
+BATCH_MB = 200
+BATCH_PEAK_MB = 120  # above the bare imports; the batch streams, so this does not grow with it
+
+_PEAK_TO_FILE = (
+    "import resource, subprocess, sys\n"
+    "with open(sys.argv[1], 'wb') as out:\n"
+    "    done = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.PIPE)\n"
+    "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    "sys.stderr.write(done.stderr.decode(errors='replace')[-2000:])\n"
+)
+
+
+def peak_mb(out: Path, args: list[str]) -> tuple[int, float, str]:
+    """Run ``args`` in a fresh child writing to ``out``: exit code, peak RSS in MB, stderr."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK_TO_FILE, str(out), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    code, kilobytes = done.stdout.split()
+    return int(code), int(kilobytes) / 1024, done.stderr
+
+
+def batch_block() -> list[bytes]:
+    """Valid claims, their hostile mutants, a large claim and a deep one, one per line."""
+    lines = [json.dumps(doc).encode() for doc in real_claims()]
+    lines += [m for doc in real_claims() for m in mutants(doc, 40, seed=5)]
+    many = [dict(claim_doc()["evidence"][0], target=f"t{i}") for i in range(4000)]
+    lines.append(json.dumps(claim_doc(evidence=many)).encode())  # about 1 MB on one line
+    lines.append(b'{"spec_version": "0.1", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    return [line.replace(b"\n", b" ").replace(b"\r", b" ") for line in lines if line.strip()]
+
+
+def test_a_200_mb_batch_is_answered_line_by_line_in_bounded_memory(tmp_path: Path) -> None:
+    block = b"\n".join(batch_block()) + b"\n"
+    lines_per_block = block.count(b"\n")
+    batch, answers = tmp_path / "batch.jsonl", tmp_path / "answers.jsonl"
+    repeats = BATCH_MB * 1024 * 1024 // len(block) + 1
+    with batch.open("wb") as out:
+        for _ in range(repeats):
+            out.write(block)
+    bare = peak_mb(tmp_path / "bare.out", [sys.executable, "-c", "import donegate.cli.app"])[1]
+    args = [sys.executable, "-m", "donegate", "verify", "--jsonl", str(batch), "--now", NOW.text]
+    code, peak, stderr = peak_mb(answers, args)
+    assert code == 4, stderr  # the mutants include invalid lines: exit 4, never 5
+    assert "Traceback" not in stderr
+    numbers = 0
+    with answers.open("rb") as answered:
+        for numbers, line in enumerate(answered, start=1):
+            assert json.loads(line)["line"] == numbers
+    assert numbers == lines_per_block * repeats, "every line answered, in order"
+    print(f"{batch.stat().st_size / 1e6:.0f} MB batch: peak {peak - bare:.0f} MB above imports")
+    assert peak - bare <= BATCH_PEAK_MB
