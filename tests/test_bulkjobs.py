@@ -1,0 +1,83 @@
+"""A batch file answered by several processes comes out exactly as one process answers it."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from donegate.bulk import verify_lines
+from donegate.bulkjobs import _ranges, jobs_for, numbered, verify_file
+from donegate.instant import Instant
+from donegate.rules import VerifyOptions
+from tests.claims import NOW, claim_doc
+from tests.hostile import mutants
+
+OPTIONS = VerifyOptions(now=Instant.parse(NOW))
+
+
+def batch_text() -> bytes:
+    lines = [json.dumps(claim_doc(task={"id": f"t{i}"})).encode() for i in range(30)]
+    lines += [m.replace(b"\n", b" ").replace(b"\r", b" ") for m in mutants(claim_doc(), 60, 9)]
+    lines[5:5] = [b"", b"   ", b"\t"]  # blank lines are skipped but keep their numbers
+    return b"\n".join(lines)  # and the last line has no newline
+
+
+def one_process(path: Path) -> tuple[bytes, int]:
+    out = io.BytesIO()
+    with path.open("rb") as stream:
+        invalid = verify_lines(numbered(stream), out, OPTIONS)
+    return out.getvalue(), invalid
+
+
+@pytest.mark.parametrize("jobs", [2, 3, 7, 200])
+def test_any_number_of_processes_gives_the_same_answers(tmp_path: Path, jobs: int) -> None:
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(batch_text())
+    expected, invalid = one_process(path)
+    out = io.BytesIO()
+    assert verify_file(path, out, OPTIONS, jobs) == invalid
+    assert out.getvalue() == expected
+    assert invalid > 0, "the mutants include invalid lines"
+    numbers = [json.loads(line)["line"] for line in expected.splitlines()]
+    assert numbers == sorted(numbers)
+    assert 6 not in numbers  # a blank line: skipped, numbered all the same
+
+
+def test_ranges_start_at_line_starts_and_cover_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "batch.jsonl"
+    text = batch_text()
+    path.write_bytes(text)
+    for jobs in range(1, 40):
+        ranges = _ranges(path, jobs)
+        assert ranges[0].start == 0
+        assert ranges[-1].end == len(text)
+        for before, after in pairwise(ranges):
+            assert before.end == after.start
+            assert text[after.start - 1 : after.start] == b"\n"
+            assert after.first_line == text[: after.start].count(b"\n") + 1
+
+
+def test_small_files_and_stdin_use_one_process(tmp_path: Path) -> None:
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(batch_text())
+    assert jobs_for(small, None) == 1
+    assert jobs_for(small, 3) == 3
+    assert jobs_for(tmp_path / "missing.jsonl", None) == 1
+
+
+def test_the_command_with_jobs_answers_as_without(tmp_path: Path) -> None:
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(batch_text())
+    base = [sys.executable, "-m", "donegate", "verify", "--jsonl", str(path), "--now", NOW]
+    single = subprocess.run(base, capture_output=True, check=False)
+    several = subprocess.run([*base, "--jobs", "3"], capture_output=True, check=False)
+    assert single.returncode == several.returncode == 4
+    assert several.stdout == single.stdout
+    misuse = subprocess.run([*base[:4], "x.json", "--jobs", "2"], capture_output=True, check=False)
+    assert misuse.returncode == 2
