@@ -38,6 +38,7 @@ def test_a_built_verdict_is_the_model_validation_would_make() -> None:
     # decide() builds its models without validation (see donegate.wire.built): the same values,
     # the same fields set, the same JSON as a validated model of the same data.
     from donegate.claim import Verdict
+
     docs = [claim_doc(), claim_doc(policy=None), claim_doc(evidence=[])]
     for doc in docs:
         claim = parse_claim(json.dumps(doc))

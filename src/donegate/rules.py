@@ -113,15 +113,22 @@ class VerifyOptions:
             raise ValueError(f"max_skew_s: expected 0 to {MAX_SKEW_LIMIT_S} seconds, got {skew}")
 
 
-@dataclass(frozen=True, slots=True)
 class Finding:
-    """Why one evidence item did or did not move the verdict."""
+    """Why one evidence item did or did not move the verdict: ``index``, ``check_type``,
+    ``counts``, ``outcome`` (None when it does not count) and ``why``, in words."""
 
-    index: int
-    check_type: str
-    counts: bool
-    outcome: Outcome | None
-    why: str
+    __slots__ = ("check_type", "comparison", "counts", "index", "item", "outcome", "why")
+
+    def __init__(
+        self, index: int, item: EvidenceView, why_not: str | None, comparison: Comparison | None
+    ) -> None:
+        self.index = index
+        self.item = item
+        self.check_type = item.check_type
+        self.comparison = comparison
+        self.counts = why_not is None
+        self.outcome: Outcome | None = None if comparison is None else comparison.outcome
+        self.why = why_not if why_not is not None else _why(item, comparison)
 
 
 class Ruling(NamedTuple):
@@ -132,24 +139,6 @@ class Ruling(NamedTuple):
     reason: str | None
     decided_at: Instant
     findings: list[Finding]
-
-
-class _Reading:
-    """One evidence item as the rules see it."""
-
-    __slots__ = ("comparison", "index", "item", "why_not")
-
-    def __init__(
-        self, index: int, item: EvidenceView, why_not: str | None, comparison: Comparison | None
-    ) -> None:
-        self.index = index
-        self.item = item
-        self.why_not = why_not
-        self.comparison = comparison
-
-    @property
-    def counts(self) -> bool:
-        return self.why_not is None
 
 
 def rule(claim: ClaimView, applied: PolicyView, options: VerifyOptions) -> Ruling:
@@ -171,11 +160,9 @@ def rule(claim: ClaimView, applied: PolicyView, options: VerifyOptions) -> Rulin
         _read(written_at, i, item, now, window, options.trust)
         for i, item in enumerate(claim.evidence)
     ]
-    matches = [r for r in readings if r.comparison is not None and r.comparison.outcome == "match"]
+    matches = [r for r in readings if r.outcome == "match"]
     unmet = _unmet(claim, applied, matches, options.required)
-    contradiction = next(
-        (r for r in readings if r.comparison and r.comparison.outcome == "contradicts"), None
-    )
+    contradiction = next((r for r in readings if r.outcome == "contradicts"), None)
     state: State
     if contradiction is not None:
         state, reason = "refuted", _refuted_reason(contradiction)
@@ -183,7 +170,7 @@ def rule(claim: ClaimView, applied: PolicyView, options: VerifyOptions) -> Rulin
         state, reason = "verified", None
     else:
         state, reason = "unverified", _unverified_reason(claim, readings, unmet, options.required)
-    return Ruling(state, unmet, reason, now, [_finding(r) for r in readings])
+    return Ruling(state, unmet, reason, now, readings)
 
 
 class _Window:
@@ -248,11 +235,11 @@ def _read(
     now: Instant,
     window: _Window,
     trust: frozenset[str] | None,
-) -> _Reading:
+) -> Finding:
     why_not = _why_not_counted(written_at, item, now, window, trust)
     if why_not is not None:
-        return _Reading(index, item, why_not, None)
-    return _Reading(index, item, None, compare(item.check_type, item.expected, item.observed_value))
+        return Finding(index, item, why_not, None)
+    return Finding(index, item, None, compare(item.check_type, item.expected, item.observed_value))
 
 
 def _why_not_counted(
@@ -307,7 +294,7 @@ def _g(seconds: Seconds) -> str:
 def _unmet(
     claim: ClaimView,
     applied: PolicyView,
-    matches: Sequence[_Reading],
+    matches: Sequence[Finding],
     required: Mapping[int, str],
 ) -> list[str]:
     matched_types = {r.item.check_type for r in matches}
@@ -324,7 +311,7 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _refuted_reason(reading: _Reading) -> str:
+def _refuted_reason(reading: Finding) -> str:
     item, comparison = reading.item, reading.comparison
     assert comparison is not None
     key = comparison.contradicted[0]
@@ -337,7 +324,7 @@ def _refuted_reason(reading: _Reading) -> str:
 
 def _unverified_reason(
     claim: ClaimView,
-    readings: Sequence[_Reading],
+    readings: Sequence[Finding],
     unmet: Sequence[str],
     required: Mapping[int, str],
 ) -> str:
@@ -347,13 +334,13 @@ def _unverified_reason(
         first = readings[0]
         return (
             f"No evidence counts: evidence[0] ({first.item.check_type}) "
-            f"does not count: {first.why_not}."
+            f"does not count: {first.why}."
         )
     # A required check that failed says most about why: its own reason comes first.
-    matched = {r.index for r in readings if r.comparison and r.comparison.outcome == "match"}
+    matched = {r.index for r in readings if r.outcome == "match"}
     for index, name in sorted(required.items()):
         if index not in matched and index < len(readings):
-            return f"Configured check {name} did not confirm the claim ({_why(readings[index])})."
+            return f"Configured check {name} did not confirm the claim ({readings[index].why})."
     for entry in unmet:
         if entry.startswith("mutation:"):
             mutation_id = entry.removeprefix("mutation:")
@@ -368,31 +355,19 @@ def _unverified_reason(
     )
 
 
-def _finding(reading: _Reading) -> Finding:
-    comparison = reading.comparison
-    outcome = comparison.outcome if comparison else None
-    return Finding(reading.index, reading.item.check_type, reading.counts, outcome, _why(reading))
-
-
-def _why(reading: _Reading) -> str:
-    comparison = reading.comparison
+def _why(item: EvidenceView, comparison: Comparison | None) -> str:
+    """Why a counting item did or did not match, in words."""
     if comparison is None:
-        return reading.why_not or "does not count"
+        return "does not count"
     if comparison.outcome == "match":
         return "counts and matches its expectation"
     if comparison.outcome == "contradicts":
         return f"counts and contradicts its expectation on {', '.join(comparison.contradicted)}"
-    return _no_observation_why(reading)
-
-
-def _no_observation_why(reading: _Reading) -> str:
-    item = reading.item
     if not item.expected:
         return "counts, but expects nothing, so it observes nothing"
     if not isinstance(item.observed_value, dict):
         return "counts, but holds no observed_value object: no observation"
-    missing = ", ".join(reading.comparison.missing) if reading.comparison else ""
-    return f"counts, but observed_value lacks {missing}: no observation"
+    return f"counts, but observed_value lacks {', '.join(comparison.missing)}: no observation"
 
 
 def _show(value: object) -> str:
