@@ -144,7 +144,23 @@ def parse_claim(data: str | bytes | dict[str, Any]) -> Claim:
 
     A ``verdict`` present in the input is dropped: only the verifier computes one. JSON text is
     parsed and validated in one pass (NaN, Infinity and deep nesting are rejected on the way).
+    Text the typed reader takes (:mod:`donegate.reader`: only what this loader accepts, as it
+    would) is made into the same models without a second validation.
     """
+    if not isinstance(data, dict):
+        from donegate.reader import as_model, read
+
+        try:
+            struct = read(data.encode() if isinstance(data, str) else data)
+        except UnicodeEncodeError:  # a lone surrogate: the validation below says so
+            struct = None
+        if struct is not None:
+            return as_model(struct)
+    return validated(data)
+
+
+def validated(data: str | bytes | dict[str, Any]) -> Claim:
+    """:func:`parse_claim` by validation alone: the models' own reading, and their errors."""
     try:
         if isinstance(data, dict):
             return Claim.model_validate(data)

@@ -1,0 +1,248 @@
+"""Claims read by a typed decoder (msgspec), only ever as the one loader would read them.
+
+:func:`read` takes a line of JSON text to small structs, or to None when the line is anything but
+a claim the loader (:func:`donegate.claim.parse_claim`, pydantic) takes exactly as it is: a field
+the format does not name (the loader keeps it), a dangling reference, a bad instant, nesting near
+the loader's bound, an integer longer than Python converts, anything unexpected. The caller then
+asks the loader, which decides and names the path of what is wrong. So the reader never accepts
+what the loader refuses, and never has error messages of its own.
+
+The structs remember which optional fields were given (an unset one is ``UNSET``, an absent list
+an :class:`Absent` one), so :func:`as_model` can make the loader's models of them, fields set and
+all; the rules read the structs as they read those models.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import accumulate
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import msgspec
+
+from donegate.instant import Instant, instant_key
+
+if TYPE_CHECKING:
+    from donegate.claim import Claim
+
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+Seconds = Annotated[int, msgspec.Meta(ge=0)] | Annotated[float, msgspec.Meta(ge=0)]
+
+SHALLOW = 190
+"""Nesting the loader always allows (its parser stops near 200 levels, depending on where)."""
+LONGEST_INTEGER = 4300
+"""The loader refuses a number with more integer digits than this (Python's own limit)."""
+# A digit run starting at a run's first digit, so each run is scanned once, however long.
+_TOO_MANY_DIGITS = re.compile(rb"(?<![0-9])[0-9]{%d}" % (LONGEST_INTEGER + 1))
+
+
+class Absent(list[Any]):
+    """The empty list a claim has when it names no such list (the loader does not set it)."""
+
+
+class _Struct(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """Unknown fields are refused here: the loader keeps them, so such a line goes to it.
+
+    Decoded JSON holds no reference cycles, so the collector need not track these structs.
+    """
+
+
+class _Task(_Struct):
+    id: NonEmpty
+    description: str | msgspec.UnsetType | None = msgspec.UNSET
+    requested_by: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class _Mutation(_Struct):
+    id: NonEmpty
+    kind: str
+    target: str
+    at: Instant
+
+
+class _Verifier(_Struct):
+    id: str
+    kind: Literal["independent", "self_attested", "absent"]
+
+
+class _Evidence(_Struct, kw_only=True):  # the model's field order, an optional one inside
+    check_type: NonEmpty
+    target: str
+    expected: dict[str, Any]
+    observed_value: Any = msgspec.UNSET  # never a dict, so it observes nothing, as null does
+    at: Instant
+    covers: list[str]
+    verifier: _Verifier
+
+
+class PolicyStruct(_Struct):
+    id: str | msgspec.UnsetType | None = msgspec.UNSET
+    requires: list[str] | msgspec.UnsetType = msgspec.UNSET
+    max_age_s: Seconds | msgspec.UnsetType | None = msgspec.UNSET
+    on_unverified: Literal["block", "warn", "record"] | msgspec.UnsetType = msgspec.UNSET
+
+
+class ClaimStruct(_Struct):
+    spec_version: Literal["0.1"]
+    task: _Task
+    claimed_outcome: str
+    mutations: list[_Mutation] = msgspec.field(default_factory=Absent)
+    evidence: list[_Evidence] = msgspec.field(default_factory=Absent)
+    policy: PolicyStruct | msgspec.UnsetType | None = msgspec.UNSET
+    # Only the verifier computes a verdict, so this one is never read; it is decoded all the same,
+    # as the loader reads it (raw, its text would go unchecked: invalid UTF-8 slips through).
+    verdict: Any = msgspec.UNSET
+
+
+def _instant(kind: type, value: object) -> object:
+    if kind is not Instant or type(value) is not str:
+        raise TypeError(f"not a {kind.__name__}")
+    # Instants are immutable, and a batch repeats many (a session's writes, a run's checks).
+    instant = _instants.get(value)
+    if instant is None:
+        if len(_instants) >= _INSTANTS_KEPT:
+            _instants.clear()
+        instant = _instants[value] = Instant(value, instant_key(value))
+    return instant
+
+
+_INSTANTS_KEPT = 65536
+_instants: dict[str, Instant] = {}
+
+
+_DECODER = msgspec.json.Decoder(ClaimStruct, dec_hook=_instant)
+
+
+def read(line: bytes) -> ClaimStruct | None:
+    """The claim on ``line`` if the fast reader takes it as the loader would, else None."""
+    try:
+        claim = _DECODER.decode(line)
+    except Exception:  # whatever the reader does not take, the loader decides and explains
+        return None
+    if not _resolves(claim):
+        return None
+    if len(line) > LONGEST_INTEGER and _TOO_MANY_DIGITS.search(line):
+        return None  # perhaps only digits in a string, but the loader alone can tell
+    # A line with few brackets cannot nest deeply; else it is measured, on its text: a value the
+    # reader dropped (the first of two equal keys) still counts for the loader's parser.
+    if line.count(b"[") + line.count(b"{") > SHALLOW and _depth(line) > SHALLOW:
+        return None
+    return claim
+
+
+def _resolves(claim: ClaimStruct) -> bool:
+    """Mutation ids are unique and every ``covers`` entry names one (else the loader says so)."""
+    ids = {m.id for m in claim.mutations}
+    if len(ids) != len(claim.mutations):
+        return False
+    return all(ids.issuperset(item.covers) for item in claim.evidence)
+
+
+def _depth(line: bytes) -> int:
+    """How deeply the JSON text ``line`` nests (it parsed: its strings are well formed)."""
+    brackets = _STRING.sub(b"", line).translate(None, _NOT_BRACKETS)
+    return max(accumulate(_STEP[byte] for byte in brackets), default=0)
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def as_model(claim: ClaimStruct) -> Claim:
+    """The loader's model of a claim :func:`read` took: the same values and the same fields set,
+    built without validating again what was just validated."""
+    from donegate.claim import Claim, Mutation, Task
+    from donegate.wire import built
+
+    task = claim.task
+    task_fields, task_values = _given(
+        {"id": task.id, "description": task.description, "requested_by": task.requested_by}
+    )
+    mutations = [
+        built(
+            Mutation, _MUTATION_FIELDS, {"id": m.id, "kind": m.kind, "target": m.target, "at": m.at}
+        )
+        for m in claim.mutations
+    ]
+    policy = claim.policy
+    fields, values = _given(
+        {
+            "spec_version": claim.spec_version,
+            "task": built(Task, task_fields, task_values),
+            "claimed_outcome": claim.claimed_outcome,
+            "mutations": _UNSET if type(claim.mutations) is Absent else mutations,
+            "evidence": _UNSET if type(claim.evidence) is Absent else _evidence(claim.evidence),
+            "policy": _policy_model(policy) if isinstance(policy, PolicyStruct) else policy,
+            "verdict": _UNSET if claim.verdict is _UNSET else None,  # only the verifier makes one
+        }
+    )
+    return built(Claim, fields, values)
+
+
+_UNSET: Any = msgspec.UNSET
+
+
+def _evidence(items: list[_Evidence]) -> list[Any]:
+    from donegate.claim import Evidence, Verifier
+    from donegate.wire import built
+
+    out = []
+    for item in items:
+        verifier = built(
+            Verifier, _VERIFIER_FIELDS, {"id": item.verifier.id, "kind": item.verifier.kind}
+        )
+        values = {
+            "check_type": item.check_type,
+            "target": item.target,
+            "expected": item.expected,
+            "observed_value": item.observed_value,
+            "at": item.at,
+            "covers": item.covers,
+            "verifier": verifier,
+        }
+        out.append(built(Evidence, *_given(values)))
+    return out
+
+
+def _policy_model(policy: PolicyStruct) -> Any:
+    from donegate.policy import Policy
+    from donegate.wire import built
+
+    values = {
+        "id": policy.id,
+        "requires": policy.requires,
+        "max_age_s": policy.max_age_s,
+        "on_unverified": policy.on_unverified,
+    }
+    return built(Policy, *_given(values))
+
+
+def _given(values: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:
+    """The fields that were given, and every field's value: an unset one gets the model's
+    default (a list of its own where the model's default is a new list)."""
+    fields = set(values)
+    for name, value in values.items():
+        if value is _UNSET:
+            fields.discard(name)
+            default = _DEFAULTS[name]
+            values[name] = default() if callable(default) else default
+    return fields, values
+
+
+# The models' defaults, by field name (no two models give one name different defaults).
+_DEFAULTS: dict[str, Any] = {
+    "description": None,
+    "requested_by": None,
+    "observed_value": None,
+    "mutations": list,
+    "evidence": list,
+    "policy": None,
+    "verdict": None,
+    "id": None,
+    "requires": list,
+    "max_age_s": None,
+    "on_unverified": "block",
+}
+_MUTATION_FIELDS = {"id", "kind", "target", "at"}  # shared: frozen models never change theirs
+_VERIFIER_FIELDS = {"id", "kind"}
