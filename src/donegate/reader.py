@@ -15,15 +15,18 @@ all; the rules read the structs as they read those models.
 from __future__ import annotations
 
 import re
+from functools import cache
 from itertools import accumulate
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 import msgspec
 
+from donegate.construct import built
 from donegate.instant import Instant, instant_key
 
 if TYPE_CHECKING:
-    from donegate.claim import Claim
+    from donegate.claim import Claim, Evidence, Mutation, Task, Verifier
+    from donegate.policy import Policy
 
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 Seconds = Annotated[int, msgspec.Meta(ge=0)] | Annotated[float, msgspec.Meta(ge=0)]
@@ -152,16 +155,16 @@ _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 def as_model(claim: ClaimStruct) -> Claim:
     """The loader's model of a claim :func:`read` took: the same values and the same fields set,
     built without validating again what was just validated."""
-    from donegate.claim import Claim, Mutation, Task
-    from donegate.wire import built
-
+    models = _models()
     task = claim.task
     task_fields, task_values = _given(
         {"id": task.id, "description": task.description, "requested_by": task.requested_by}
     )
     mutations = [
         built(
-            Mutation, _MUTATION_FIELDS, {"id": m.id, "kind": m.kind, "target": m.target, "at": m.at}
+            models.Mutation,
+            _MUTATION_FIELDS,
+            {"id": m.id, "kind": m.kind, "target": m.target, "at": m.at},
         )
         for m in claim.mutations
     ]
@@ -169,28 +172,45 @@ def as_model(claim: ClaimStruct) -> Claim:
     fields, values = _given(
         {
             "spec_version": claim.spec_version,
-            "task": built(Task, task_fields, task_values),
+            "task": built(models.Task, task_fields, task_values),
             "claimed_outcome": claim.claimed_outcome,
             "mutations": _UNSET if type(claim.mutations) is Absent else mutations,
-            "evidence": _UNSET if type(claim.evidence) is Absent else _evidence(claim.evidence),
-            "policy": _policy_model(policy) if isinstance(policy, PolicyStruct) else policy,
+            "evidence": _UNSET
+            if type(claim.evidence) is Absent
+            else _evidence(claim.evidence, models),
+            "policy": _policy_model(policy, models) if isinstance(policy, PolicyStruct) else policy,
             "verdict": _UNSET if claim.verdict is _UNSET else None,  # only the verifier makes one
         }
     )
-    return built(Claim, fields, values)
+    return built(models.Claim, fields, values)
 
 
 _UNSET: Any = msgspec.UNSET
 
 
-def _evidence(items: list[_Evidence]) -> list[Any]:
-    from donegate.claim import Evidence, Verifier
-    from donegate.wire import built
+class _Models(NamedTuple):
+    Claim: type[Claim]
+    Task: type[Task]
+    Mutation: type[Mutation]
+    Evidence: type[Evidence]
+    Verifier: type[Verifier]
+    Policy: type[Policy]
 
+
+@cache
+def _models() -> _Models:
+    # Imported on first use: a batch that never builds a model never loads pydantic.
+    from donegate.claim import Claim, Evidence, Mutation, Task, Verifier
+    from donegate.policy import Policy
+
+    return _Models(Claim, Task, Mutation, Evidence, Verifier, Policy)
+
+
+def _evidence(items: list[_Evidence], models: _Models) -> list[Evidence]:
     out = []
     for item in items:
         verifier = built(
-            Verifier, _VERIFIER_FIELDS, {"id": item.verifier.id, "kind": item.verifier.kind}
+            models.Verifier, _VERIFIER_FIELDS, {"id": item.verifier.id, "kind": item.verifier.kind}
         )
         values = {
             "check_type": item.check_type,
@@ -201,21 +221,18 @@ def _evidence(items: list[_Evidence]) -> list[Any]:
             "covers": item.covers,
             "verifier": verifier,
         }
-        out.append(built(Evidence, *_given(values)))
+        out.append(built(models.Evidence, *_given(values)))
     return out
 
 
-def _policy_model(policy: PolicyStruct) -> Any:
-    from donegate.policy import Policy
-    from donegate.wire import built
-
+def _policy_model(policy: PolicyStruct, models: _Models) -> Policy:
     values = {
         "id": policy.id,
         "requires": policy.requires,
         "max_age_s": policy.max_age_s,
         "on_unverified": policy.on_unverified,
     }
-    return built(Policy, *_given(values))
+    return built(models.Policy, *_given(values))
 
 
 def _given(values: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:

@@ -8,9 +8,9 @@ caller passes one) can make a claim pass.
 from __future__ import annotations
 
 from donegate.claim import Claim, EvidenceFinding, Verdict
+from donegate.construct import built
 from donegate.policy import AppliedPolicy
 from donegate.rules import DEFAULT_MAX_SKEW_S, MAX_SKEW_LIMIT_S, Ruling, VerifyOptions, rule
-from donegate.wire import built
 
 __all__ = [
     "DEFAULT_MAX_SKEW_S",

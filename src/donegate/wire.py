@@ -8,7 +8,7 @@ whose ``path`` names the offending value as ``evidence[0].at``.
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import Any
 
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -18,9 +18,6 @@ from donegate.errors import InvalidInput
 MAX_ERRORS_SHOWN = 5
 _UNION_TAGS = frozenset({"int", "float", "str", "bool", "none", "list", "dict"})
 _NON_FINITE = re.compile(rb"(?<![\w\"])-?(NaN|Infinity)(?![\w\"])")
-
-
-M = TypeVar("M", bound="WireModel")
 
 
 class WireModel(BaseModel):
@@ -33,21 +30,6 @@ class WireModel(BaseModel):
         allow_inf_nan=False,
         populate_by_name=True,
     )
-
-
-def built(cls: type[M], fields_set: set[str], values: dict[str, Any]) -> M:
-    """A model of values the verifier computed itself, as ``model_construct`` makes it, for the
-    wire models (no aliases, defaults, private attributes or post-init hooks): pydantic's own walk
-    over the fields costs more than the rules that computed them. Every field is in ``values``,
-    ``fields_set`` says which were given, and the set is shared: frozen models never change it.
-    """
-    model = cls.__new__(cls)
-    _set = object.__setattr__
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", fields_set)
-    _set(model, "__pydantic_extra__", {})
-    _set(model, "__pydantic_private__", None)
-    return model
 
 
 def parse_json(data: str | bytes, *, what: str = "document") -> Any:
