@@ -15,6 +15,13 @@ from donegate.exitcodes import ExitCode
 PY = json.dumps(sys.executable)
 
 
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A state directory of the test's own (collect keeps its bytecode store there)."""
+    monkeypatch.setenv("DONEGATE_STATE_DIR", str(tmp_path / "state"))
+    return tmp_path / "state"
+
+
 def config(tmp_path: Path, code: str, policy: str = "") -> Path:
     path = tmp_path / "donegate.toml"
     path.write_text(
@@ -142,3 +149,12 @@ def test_usage_errors_are_exit_2(tmp_path: Path, argv: list[str]) -> None:
 def test_collect_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == ExitCode.OK
     assert "collect" in capsys.readouterr().out
+
+
+def test_a_run_leaves_its_imports_compiled_in_the_state_directory(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    main([*flags(config(tmp_path, "import json"))])
+    (index,) = state_dir.glob(f"bytecode/{sys.implementation.cache_tag}/runs/*.txt")
+    listed = index.read_text().splitlines()
+    assert any(rel.endswith(f"/json/decoder.{sys.implementation.cache_tag}.pyc") for rel in listed)

@@ -20,6 +20,7 @@ hook killed mid-check) is removed by the next seal: each owner holds a lock on i
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import os
 import shutil
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from donegate import statedir
+from donegate.checks._bytecode import STORE_DIR
 from donegate.checks._copytree import TreeCopier
 from donegate.checks._importroots import import_roots, site_dirs_of
 
@@ -51,7 +53,7 @@ class Sealed:
     ``root`` is the copy of ``workspace``; ``pythonpath`` the import roots to put first so that
     the code under test is imported from the copy; ``findings`` say why a run on this copy would
     not be a run on the hashed bytes (empty when it would be); ``linked`` lists the ignored paths
-    linked to the live tree.
+    linked to the live tree; ``bytecode`` is the state directory's bytecode store, for the runs.
     """
 
     root: Path
@@ -59,6 +61,7 @@ class Sealed:
     findings: list[str]
     workspace: Path
     linked: tuple[str, ...] = ()
+    bytecode: Path | None = None
 
     @property
     def counts(self) -> bool:
@@ -94,7 +97,8 @@ def seal(
     place = Path(tempfile.mkdtemp(prefix="seal-", dir=parent))
     with _held(place / LOCK_FILE):
         try:
-            yield _build(snapshot, place, site_dirs)
+            built = _build(snapshot, place, site_dirs)
+            yield dataclasses.replace(built, bytecode=parent.parent / STORE_DIR)
         finally:
             remove(place)
 

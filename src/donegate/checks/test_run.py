@@ -20,6 +20,7 @@ a pass, failing tests are named, ``must_pass`` ids are matched exactly in the ru
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -32,6 +33,7 @@ from typing import Annotated, Any
 from pydantic import Field, JsonValue, model_validator
 
 from donegate.checks import (
+    _bytecode,
     _integrity,
     _mustpass,
     _outcomes,
@@ -52,6 +54,7 @@ from donegate.workspace.runnerfiles import JUDGE_FILES, RUNNER_FILES
 _COUNT_KEYS = ("passed", "failed", "errors", "skipped")
 MAX_FAILING_NAMED = 20
 _PROVEN = _outcomes.PROVEN
+_PYCACHE = "pycache"
 # pytest: 3 internal error, 4 usage error (a broken conftest), 5 no tests collected.
 _PYTEST_NOTHING_RAN = {3: "pytest internal error", 4: "pytest usage error", 5: "no tests collected"}
 _PYTEST_IN_SHELL = re.compile(r"(?:^|[\s/;&|(])(?:py\.test|pytest)(?:\s|$|;|&|\|)")
@@ -152,12 +155,34 @@ class TestRun:
             except _runners.RunnerCommandError as exc:
                 return Observation.absent(str(exc))
             cwd = context.run_dir / (settings.cwd or ".")
-            run = run_group(invocation.argv, cwd, invocation.env, settings.timeout_s)
+            run = _run(settings, invocation, cwd, context, Path(scratch))
             reports = _read_reports(invocation, run, cwd)
         return _judge(settings, run, reports, context)
 
 
 TEST_RUN = TestRun()
+
+
+def _run(
+    settings: TestRunSettings,
+    invocation: _Invocation,
+    cwd: Path,
+    context: CheckContext,
+    scratch: Path,
+) -> RunResult:
+    """Run the command, its fresh bytecode cache filled first with what donegate compiled."""
+    # Runs of one command import much alike, in any project: they share their list of imports.
+    key = json.dumps([settings.command, settings.cwd])
+    store = _bytecode.store_for(context.bytecode, key)
+    prefix = scratch / _PYCACHE
+    placed = store.prefill(prefix) if store is not None else frozenset()
+    run = run_group(invocation.argv, cwd, invocation.env, settings.timeout_s)
+    if store is not None:
+        # The store is for the libraries: the project's code changes at every edit, and a sealed
+        # copy or this run's scratch has a new path at every run.
+        project = (context.base_dir, context.run_dir, scratch, *map(Path, context.pythonpath))
+        store.learn(prefix, placed, project)
+    return run
 
 
 def _protected_write(settings: TestRunSettings, context: CheckContext) -> Observation | None:
@@ -207,7 +232,7 @@ def _invocation(settings: TestRunSettings, context: CheckContext, scratch: Path)
     team_path = settings.env.get("PYTHONPATH", "").split(os.pathsep)
     code_path = _runenv.search_path(context.pythonpath, team_path)
     # A fresh bytecode cache: a planted .pyc in a __pycache__ directory is never used.
-    env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    env["PYTHONPYCACHEPREFIX"] = str(scratch / _PYCACHE)
     if isinstance(settings.command, str):
         bash = shutil.which("bash") or "bash"
         argv = [bash, "-o", "pipefail", "-c", settings.command]

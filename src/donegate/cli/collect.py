@@ -53,6 +53,8 @@ def collect(
 
     Without --json a summary goes to stderr; with --json the completed claim goes to stdout.
     """
+    from donegate import statedir
+    from donegate.checks._bytecode import STORE_DIR
     from donegate.collect import collect as collect_claim
     from donegate.config import load_config
     from donegate.enforce import exit_code
@@ -61,7 +63,7 @@ def collect(
     config = load_config(config_path)
     for warning in config.warnings():
         click.echo(f"donegate: warning: {warning}", err=True)
-    done = collect_claim(document, config)
+    done = collect_claim(document, config, bytecode=statedir.resolve() / STORE_DIR)
     if sign:
         from donegate.collect import VERIFIER_ID
         from donegate.signing.evidence import sign_collected
