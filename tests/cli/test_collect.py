@@ -155,6 +155,6 @@ def test_a_run_leaves_its_imports_compiled_in_the_state_directory(
     tmp_path: Path, state_dir: Path
 ) -> None:
     main([*flags(config(tmp_path, "import json"))])
-    (index,) = state_dir.glob(f"bytecode/{sys.implementation.cache_tag}/runs/*.txt")
-    listed = index.read_text().splitlines()
-    assert any(rel.endswith(f"/json/decoder.{sys.implementation.cache_tag}.pyc") for rel in listed)
+    tag = sys.implementation.cache_tag
+    (manifest,) = state_dir.glob(f"bytecode/{tag}/prefixes/*.list")
+    assert f"/json/decoder.{tag}.pyc\n" in manifest.read_text()

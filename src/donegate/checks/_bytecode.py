@@ -1,22 +1,30 @@
 """Bytecode for a test run's libraries: donegate's compile, used only for the bytes it came from.
 
-A test run reads bytecode from a fresh ``PYTHONPYCACHEPREFIX``, so that no ``.pyc`` that an agent
-planted is ever used. Alone, that makes every run compile pytest and the standard library anew:
-more than a second, far more than a small suite's tests. The store keeps donegate's own compile of
-each source file a run imported, named after the sha256 of the exact bytes it was compiled from.
-Before a run, an entry goes into the fresh prefix only when its source still hashes to that name;
-and it is a checked-hash pyc (PEP 552), so the interpreter compares it with the source once more
-at import. After the run, donegate compiles what the run had to compile itself: it never takes a
-``.pyc`` from the run's prefix, which the code under test could have written.
+A test run reads bytecode from a ``PYTHONPYCACHEPREFIX`` of donegate's, so that no ``.pyc`` that
+an agent planted beside the sources is ever used. A fresh, empty one per run makes every run
+compile pytest and the standard library anew: more than a second, far more than a small suite's
+tests. So the state directory keeps, for each command, a prefix that lasts from run to run,
+holding only donegate's own compiles:
+
+- ``entries/`` holds donegate's compile of each source a run imported, named after the sha256 of
+  the exact bytes it was compiled from, as a checked-hash pyc (PEP 552: the interpreter compares
+  it with the source once more at import). pytest's assertion-rewritten modules are compiled by
+  donegate's own pytest when it is the version the run used.
+- ``prefixes/<key>/`` is the prefix a run of ``key`` reads, holding links to entries and nothing
+  else. Before a run, a link whose source no longer hashes to its entry's name goes. After it,
+  whatever the run wrote there goes too (the code under test could have written anything), and
+  for each source the run had to compile itself, donegate compiles its own and links it.
+- A lock makes one run at a time use a prefix; a run that finds it held gets a fresh one.
 
 The store lives in donegate's state directory, out of the agent's reach. A store that cannot be
 read or written costs time, never correctness: the run compiles what it lacks, as without one.
-Only bytecode of donegate's own interpreter version is stored; other interpreters find nothing.
+Only bytecode of donegate's own interpreter version is kept; other interpreters find nothing.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import importlib.util
 import marshal
@@ -25,9 +33,11 @@ import re
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
+
+from donegate.checks._lock import held
 
 STORE_DIR = "bytecode"  # under donegate's state directory
 _TAG = sys.implementation.cache_tag
@@ -39,81 +49,110 @@ _CHECKED_HASH = 0b11  # PEP 552 flags: hash-based, checked against the source at
 
 
 @dataclass(frozen=True, slots=True)
-class BytecodeStore:
-    """Stored compiles under ``root``; ``key`` names the runs that share a list of imports."""
+class _Link:
+    """One file of a prefix: the sha256 of the source its entry was compiled from, its inode."""
+
+    digest: str
+    inode: int
+
+
+@dataclass(slots=True)
+class _Prefix:
+    """A store's prefix for one key, held (locked) by this run."""
 
     root: Path
     key: str
+    links: dict[str, _Link] = field(default_factory=dict)
 
-    def prefill(self, prefix: Path) -> frozenset[str]:
-        """Link into ``prefix`` every listed entry whose source is unchanged; the ones placed."""
-        placed = set()
-        for rel in self._listed():
-            entry = self._entry(rel, _source_digest(rel))
-            if entry is not None and _place(entry, prefix / rel):
-                placed.add(rel)
-        return frozenset(placed)
+    @property
+    def path(self) -> Path:
+        return self.root / "prefixes" / self.key
 
-    def learn(self, prefix: Path, placed: frozenset[str], skip: Iterable[Path]) -> None:
-        """Compile and store what the run compiled itself; list what it imported for next time.
+    def ready(self) -> None:
+        """Keep only the links whose source still hashes to their entry's name."""
+        listed = _read_manifest(self._manifest())
+        for rel, inode in _files(self.path):
+            link = listed.get(rel)
+            if link is not None and link.inode == inode and _digest(_source(rel)) == link.digest:
+                self.links[rel] = link
+            else:
+                _unlink(self.path, rel)
 
-        Sources under ``skip`` (paths made for this run only) are left out.
-        """
+    def settle(self, skip: Iterable[Path]) -> None:
+        """Replace what the run wrote by donegate's compiles; drop what lies under ``skip``."""
         roots = tuple(str(p).lstrip(os.sep) + os.sep for p in skip)
-        seen = sorted(rel for rel in _bytecode_in(prefix) if not rel.startswith(roots))
-        for rel in seen:
-            if rel not in placed:
-                self._store(rel)
-        if seen != self._listed():
-            _write_atomic(self._index(), "".join(f"{rel}\n" for rel in seen).encode())
+        before = dict(self.links)
+        for rel, inode in _files(self.path):
+            kept = self.links.get(rel)
+            if kept is not None and kept.inode == inode:
+                continue
+            self.links.pop(rel, None)
+            _unlink(self.path, rel)
+            if _well_formed(rel) and not rel.startswith(roots):
+                self._learn(rel)
+        if self.links != before:
+            lines = "".join(f"{k.digest} {k.inode} {rel}\n" for rel, k in self.links.items())
+            _write_atomic(self._manifest(), lines.encode())
 
-    def _index(self) -> Path:
-        return self.root / "runs" / f"{self.key}.txt"
+    def _manifest(self) -> Path:
+        return self.root / "prefixes" / f"{self.key}.list"
 
-    def _listed(self) -> list[str]:
-        try:
-            text = self._index().read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return []
-        return [rel for rel in text.splitlines() if _well_formed(rel)]
-
-    def _entry(self, rel: str, digest: str | None) -> Path | None:
-        if digest is None:
-            return None
-        return self.root / "entries" / f"{rel}-{digest}"
-
-    def _store(self, rel: str) -> None:
+    def _learn(self, rel: str) -> None:
         source = _source(rel)
         try:
             data = source.read_bytes()
         except OSError:
             return
-        entry = self._entry(rel, hashlib.sha256(data).hexdigest())
-        assert entry is not None
-        if entry.exists():  # another run's list had it
+        digest = hashlib.sha256(data).hexdigest()
+        entry = self.root / "entries" / f"{rel}-{digest}"
+        if not entry.exists() and not _store(entry, data, source, rel):
             return
+        target = self.path / rel
         try:
-            code = _compiled(data, source, _NAME.fullmatch(Path(rel).name))
-        except (SyntaxError, ValueError):
-            return  # the run reports what it could not import; nothing to keep
-        if code is not None:
-            header = importlib.util.MAGIC_NUMBER + _CHECKED_HASH.to_bytes(4, "little")
-            _write_atomic(entry, header + importlib.util.source_hash(data) + marshal.dumps(code))
-            _drop_older(entry, f"{Path(rel).name}-")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(entry, target)
+            self.links[rel] = _Link(digest, target.stat().st_ino)
+        except OSError:
+            return  # no hard links here: this source is compiled at every run
 
 
-def store_for(root: Path | None, key: str) -> BytecodeStore | None:
-    """The store under ``root`` for runs named ``key``; None without a root or a cache tag."""
+@contextlib.contextmanager
+def run_prefix(root: Path | None, key: str, fresh: Path, skip: Iterable[Path]) -> Iterator[Path]:
+    """The ``PYTHONPYCACHEPREFIX`` for one run of ``key``: the store's under ``root``, checked
+    before the run and settled after it (sources under ``skip`` are not kept); ``fresh`` (a new
+    directory of the run's own) when there is no store, or another run holds it."""
     if root is None or _TAG is None:
-        return None
-    return BytecodeStore(root / _TAG, hashlib.sha256(key.encode()).hexdigest()[:32])
+        yield fresh
+        return
+    store = root / _TAG
+    prefix = _Prefix(store, hashlib.sha256(key.encode()).hexdigest()[:32])
+    lock = store / "prefixes" / f"{prefix.key}.lock"
+    with contextlib.suppress(OSError):
+        lock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with held(lock, wait=False) as mine:
+        if not mine:
+            yield fresh
+            return
+        prefix.ready()
+        try:
+            yield prefix.path
+        finally:
+            prefix.settle(skip)
 
 
-def _source(rel: str) -> Path:
-    folder, _, name = rel.rpartition("/")
-    match = _NAME.fullmatch(name)
-    assert match is not None
-    return Path(os.sep, folder, match["stem"] + ".py")
+def _store(entry: Path, data: bytes, source: Path, rel: str) -> bool:
+    """Write donegate's compile of ``data`` (the bytes of ``source``) as ``entry``."""
+    try:
+        code = _compiled(data, source, _NAME.fullmatch(Path(rel).name))
+    except (SyntaxError, ValueError):
+        return False  # the run reports what it could not import; nothing to keep
+    if code is None:
+        return False
+    header = importlib.util.MAGIC_NUMBER + _CHECKED_HASH.to_bytes(4, "little")
+    if not _write_atomic(entry, header + importlib.util.source_hash(data) + marshal.dumps(code)):
+        return False
+    _drop_older(entry, f"{Path(rel).name}-")
+    return True
 
 
 def _compiled(data: bytes, source: Path, name: re.Match[str] | None) -> CodeType | None:
@@ -134,47 +173,72 @@ def _compiled(data: bytes, source: Path, name: re.Match[str] | None) -> CodeType
     return compile(tree, str(source), "exec", dont_inherit=True)
 
 
-def _source_digest(rel: str) -> str | None:
+def _source(rel: str) -> Path:
+    folder, _, name = rel.rpartition("/")
+    match = _NAME.fullmatch(name)
+    assert match is not None
+    return Path(os.sep, folder, match["stem"] + ".py")
+
+
+def _digest(path: Path) -> str | None:
     try:
-        return hashlib.sha256(_source(rel).read_bytes()).hexdigest()
+        return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return None
 
 
 def _well_formed(rel: str) -> bool:
     parts = rel.split("/")
-    return (
-        _TAG is not None
-        and _NAME.fullmatch(parts[-1]) is not None
-        and ".." not in parts
-        and "" not in parts
-    )
+    return _NAME.fullmatch(parts[-1]) is not None and ".." not in parts and "" not in parts
 
 
-def _bytecode_in(prefix: Path) -> Iterator[str]:
-    """The plain bytecode files under ``prefix``, relative to it (pytest's rewritten ones and
-    other levels and versions have other names)."""
-    for folder, _dirs, files in os.walk(prefix):
-        base = os.path.relpath(folder, prefix)
-        for name in files:
-            rel = name if base == "." else f"{base}/{name}"
-            if _well_formed(rel):
-                yield rel
-
-
-def _place(entry: Path, target: Path) -> bool:
+def _read_manifest(path: Path) -> dict[str, _Link]:
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(entry, target)
-        except OSError:  # another file system, or no hard links there
-            target.write_bytes(entry.read_bytes())
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    links = {}
+    for line in text.splitlines():
+        digest, _, rest = line.partition(" ")
+        inode, _, rel = rest.partition(" ")
+        if inode.isdigit() and _well_formed(rel):
+            links[rel] = _Link(digest, int(inode))
+    return links
+
+
+def _files(prefix: Path, base: str = "") -> Iterator[tuple[str, int]]:
+    """Everything under ``prefix`` but directories (relative to it), with its inode.
+
+    A link is listed as itself, never followed: one to a directory elsewhere is removed like any
+    other file that is not a link to an entry.
+    """
+    try:
+        found = list(os.scandir(prefix / base if base else prefix))
     except OSError:
-        return False
-    return True
+        return
+    for item in found:
+        rel = f"{base}/{item.name}" if base else item.name
+        try:
+            if item.is_dir(follow_symlinks=False):
+                yield from _files(prefix, rel)
+            else:
+                yield rel, item.inode()
+        except OSError:
+            continue
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def _unlink(prefix: Path, rel: str) -> None:
+    """Remove ``rel`` under ``prefix``, and the directories that it leaves empty."""
+    path = prefix / rel
+    with contextlib.suppress(OSError):
+        path.unlink()
+        for parent in path.parents:
+            if parent == prefix:
+                break
+            parent.rmdir()  # stops (OSError) at the first that is not empty
+
+
+def _write_atomic(path: Path, data: bytes) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
@@ -182,7 +246,8 @@ def _write_atomic(path: Path, data: bytes) -> None:
             out.write(data)
         os.replace(temporary, path)
     except OSError:
-        return  # the next run compiles it again
+        return False  # a later run compiles it again
+    return True
 
 
 def _drop_older(entry: Path, stem: str) -> None:

@@ -54,7 +54,6 @@ from donegate.workspace.runnerfiles import JUDGE_FILES, RUNNER_FILES
 _COUNT_KEYS = ("passed", "failed", "errors", "skipped")
 MAX_FAILING_NAMED = 20
 _PROVEN = _outcomes.PROVEN
-_PYCACHE = "pycache"
 # pytest: 3 internal error, 4 usage error (a broken conftest), 5 no tests collected.
 _PYTEST_NOTHING_RAN = {3: "pytest internal error", 4: "pytest usage error", 5: "no tests collected"}
 _PYTEST_IN_SHELL = re.compile(r"(?:^|[\s/;&|(])(?:py\.test|pytest)(?:\s|$|;|&|\|)")
@@ -170,19 +169,16 @@ def _run(
     context: CheckContext,
     scratch: Path,
 ) -> RunResult:
-    """Run the command, its fresh bytecode cache filled first with what donegate compiled."""
-    # Runs of one command import much alike, in any project: they share their list of imports.
+    """Run the command with bytecode only from a cache of donegate's (see ``_bytecode``), so that
+    a ``.pyc`` planted in a ``__pycache__`` directory is never used."""
+    # Runs of one command import much alike, in any project: they share their bytecode.
     key = json.dumps([settings.command, settings.cwd])
-    store = _bytecode.store_for(context.bytecode, key)
-    prefix = scratch / _PYCACHE
-    placed = store.prefill(prefix) if store is not None else frozenset()
-    run = run_group(invocation.argv, cwd, invocation.env, settings.timeout_s)
-    if store is not None:
-        # The store is for the libraries: the project's code changes at every edit, and a sealed
-        # copy or this run's scratch has a new path at every run.
-        project = (context.base_dir, context.run_dir, scratch, *map(Path, context.pythonpath))
-        store.learn(prefix, placed, project)
-    return run
+    # The store is for the libraries: the project's code changes at every edit, and a sealed
+    # copy or this run's scratch has a new path at every run.
+    project = (context.base_dir, context.run_dir, scratch, *map(Path, context.pythonpath))
+    with _bytecode.run_prefix(context.bytecode, key, scratch / "pycache", project) as prefix:
+        env = {**invocation.env, "PYTHONPYCACHEPREFIX": str(prefix)}
+        return run_group(invocation.argv, cwd, env, settings.timeout_s)
 
 
 def _protected_write(settings: TestRunSettings, context: CheckContext) -> Observation | None:
@@ -231,8 +227,6 @@ def _invocation(settings: TestRunSettings, context: CheckContext, scratch: Path)
     env = _runenv.base_environment(settings.env)
     team_path = settings.env.get("PYTHONPATH", "").split(os.pathsep)
     code_path = _runenv.search_path(context.pythonpath, team_path)
-    # A fresh bytecode cache: a planted .pyc in a __pycache__ directory is never used.
-    env["PYTHONPYCACHEPREFIX"] = str(scratch / _PYCACHE)
     if isinstance(settings.command, str):
         bash = shutil.which("bash") or "bash"
         argv = [bash, "-o", "pipefail", "-c", settings.command]
