@@ -11,6 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from donegate.checks import _bytecode
 from donegate.checks._bytecode import run_prefix
 
 FIXED = "def zip_code(text):\n    return '94107'\n"
@@ -94,6 +97,17 @@ def test_bytecode_the_run_wrote_is_never_kept(tmp_path: Path) -> None:
         assert run(lib, prefix).stdout == "94107\n"  # control: the planted file works
     _, out = one_run(tmp_path, lib)
     assert out == "x\n"
+
+
+def test_out_of_time_nothing_is_compiled_and_nothing_the_run_wrote_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_bytecode, "MIN_LEARN_S", 0.0)
+    monkeypatch.setattr(_bytecode, "LEARN_SHARE", 0.0)
+    lib = library(tmp_path, BROKEN)
+    prefix, out = one_run(tmp_path, lib)
+    assert out == "x\n"
+    assert not [p for p in prefix.rglob("*") if p.is_file()]
 
 
 def test_a_link_planted_in_the_prefix_is_removed(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ holding only donegate's own compiles:
 - ``prefixes/<key>/`` is the prefix a run of ``key`` reads, holding links to entries and nothing
   else. Before a run, a link whose source no longer hashes to its entry's name goes. After it,
   whatever the run wrote there goes too (the code under test could have written anything), and
-  for each source the run had to compile itself, donegate compiles its own and links it.
+  for each source the run had to compile itself, donegate compiles its own and links it, for at
+  most a quarter of the run's time: a first run costs little more than one without a store.
 - A lock makes one run at a time use a prefix; a run that finds it held gets a fresh one.
 
 The store lives in donegate's state directory, out of the agent's reach. A store that cannot be
@@ -32,6 +33,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +48,9 @@ _TAG = sys.implementation.cache_tag
 # checked-hash pycs too). Other levels, versions and interpreters are left alone.
 _NAME = re.compile(rf"(?P<stem>[^/]+)\.{re.escape(_TAG or '-')}(?:-pytest-(?P<pytest>[^/]+))?\.pyc")
 _CHECKED_HASH = 0b11  # PEP 552 flags: hash-based, checked against the source at import
+# After a run, compiling what it lacked may take this share of the run's time, or this long.
+LEARN_SHARE = 0.25
+MIN_LEARN_S = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +83,12 @@ class _Prefix:
             else:
                 _unlink(self.path, rel)
 
-    def settle(self, skip: Iterable[Path]) -> None:
-        """Replace what the run wrote by donegate's compiles; drop what lies under ``skip``."""
+    def settle(self, skip: Iterable[Path], budget_s: float) -> None:
+        """Remove what the run wrote; compile and link donegate's own for what lies outside
+        ``skip``, for about ``budget_s`` seconds (later runs compile the rest)."""
         roots = tuple(str(p).lstrip(os.sep) + os.sep for p in skip)
         before = dict(self.links)
+        wanted = []
         for rel, inode in _files(self.path):
             kept = self.links.get(rel)
             if kept is not None and kept.inode == inode:
@@ -89,7 +96,13 @@ class _Prefix:
             self.links.pop(rel, None)
             _unlink(self.path, rel)
             if _well_formed(rel) and not rel.startswith(roots):
-                self._learn(rel)
+                wanted.append(rel)
+        deadline = time.monotonic() + budget_s
+        # Python's own bytecode first: pytest's rewritten modules cost an import of pytest.
+        for rel in sorted(wanted, key=lambda rel: "-pytest-" in rel):
+            if time.monotonic() >= deadline:
+                break
+            self._learn(rel)
         if self.links != before:
             lines = "".join(f"{k.digest} {k.inode} {rel}\n" for rel, k in self.links.items())
             _write_atomic(self._manifest(), lines.encode())
@@ -134,10 +147,14 @@ def run_prefix(root: Path | None, key: str, fresh: Path, skip: Iterable[Path]) -
             yield fresh
             return
         prefix.ready()
+        started = time.monotonic()
         try:
             yield prefix.path
         finally:
-            prefix.settle(skip)
+            # A first run (or a new machine in CI, every run) must not cost much more than a run
+            # without a store: compiling all a run imported takes about as long as the run did.
+            budget = max(MIN_LEARN_S, LEARN_SHARE * (time.monotonic() - started))
+            prefix.settle(skip, budget)
 
 
 def _store(entry: Path, data: bytes, source: Path, rel: str) -> bool:
