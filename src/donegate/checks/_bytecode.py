@@ -17,8 +17,11 @@ holding only donegate's own compiles:
   most a quarter of the run's time: a first run costs little more than one without a store.
 - A lock makes one run at a time use a prefix; a run that finds it held gets a fresh one.
 
-The store lives in donegate's state directory, out of the agent's reach. A store that cannot be
-read or written costs time, never correctness: the run compiles what it lacks, as without one.
+The store lives in donegate's state directory, out of the agent's reach, and is trusted as the rest
+of that directory is (session state, the authorship record): a process running with donegate's own
+rights, the code under test included, could change either, as it could donegate's user
+site-packages. A store that cannot be read or written costs time, never correctness: the run
+compiles what it lacks, as without one.
 Only bytecode of donegate's own interpreter version is kept; other interpreters find nothing.
 """
 
