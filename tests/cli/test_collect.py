@@ -158,3 +158,12 @@ def test_a_run_leaves_its_imports_compiled_in_the_state_directory(
     tag = sys.implementation.cache_tag
     (manifest,) = state_dir.glob(f"bytecode/{tag}/prefixes/*.list")
     assert f"/json/decoder.{tag}.pyc\n" in manifest.read_text()
+
+
+def test_without_a_usable_state_directory_collect_still_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("DONEGATE_STATE_DIR", str(blocker))
+    assert main([*flags(config(tmp_path, "import json"))]) == ExitCode.VERIFIED

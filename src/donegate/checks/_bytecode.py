@@ -71,6 +71,7 @@ class _Prefix:
     root: Path
     key: str
     links: dict[str, _Link] = field(default_factory=dict)
+    listed: dict[str, _Link] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -78,9 +79,9 @@ class _Prefix:
 
     def ready(self) -> None:
         """Keep only the links whose source still hashes to their entry's name."""
-        listed = _read_manifest(self._manifest())
+        self.listed = _read_manifest(self._manifest())
         for rel, inode in _files(self.path):
-            link = listed.get(rel)
+            link = self.listed.get(rel)
             if link is not None and link.inode == inode and _digest(_source(rel)) == link.digest:
                 self.links[rel] = link
             else:
@@ -90,7 +91,6 @@ class _Prefix:
         """Remove what the run wrote; compile and link donegate's own for what lies outside
         ``skip``, for about ``budget_s`` seconds (later runs compile the rest)."""
         roots = tuple(str(p).lstrip(os.sep) + os.sep for p in skip)
-        before = dict(self.links)
         wanted = []
         for rel, inode in _files(self.path):
             kept = self.links.get(rel)
@@ -106,7 +106,7 @@ class _Prefix:
             if time.monotonic() >= deadline:
                 break
             self._learn(rel)
-        if self.links != before:
+        if self.links != self.listed:
             lines = "".join(f"{k.digest} {k.inode} {rel}\n" for rel, k in self.links.items())
             _write_atomic(self._manifest(), lines.encode())
 
