@@ -115,9 +115,8 @@ class _Prefix:
 
     def _learn(self, rel: str) -> None:
         source = _source(rel)
-        try:
-            data = source.read_bytes()
-        except OSError:
+        data = _read(source)
+        if data is None:
             return
         digest = hashlib.sha256(data).hexdigest()
         entry = self.root / "entries" / f"{rel}-{digest}"
@@ -160,7 +159,7 @@ def run_prefix(root: Path | None, key: str, fresh: Path, skip: Iterable[Path]) -
             prefix.settle(skip, budget)
 
 
-def _store(entry: Path, data: bytes, source: Path, rel: str) -> bool:
+def _store(entry: Path, data: bytes, source: str, rel: str) -> bool:
     """Write donegate's compile of ``data`` (the bytes of ``source``) as ``entry``."""
     try:
         code = _compiled(data, source, _NAME.fullmatch(Path(rel).name))
@@ -175,11 +174,11 @@ def _store(entry: Path, data: bytes, source: Path, rel: str) -> bool:
     return True
 
 
-def _compiled(data: bytes, source: Path, name: re.Match[str] | None) -> CodeType | None:
+def _compiled(data: bytes, source: str, name: re.Match[str] | None) -> CodeType | None:
     """The code Python (or pytest's assertion rewriter) would make of ``source``; None when
     donegate's own pytest is not the version that the run's named its bytecode after."""
     if name is None or name["pytest"] is None:
-        return compile(data, str(source), "exec", dont_inherit=True)
+        return compile(data, source, "exec", dont_inherit=True)
     try:
         import pytest
         from _pytest.assertion.rewrite import rewrite_asserts
@@ -188,23 +187,30 @@ def _compiled(data: bytes, source: Path, name: re.Match[str] | None) -> CodeType
     if pytest.__version__ != name["pytest"]:
         return None
     # As pytest's own cache does: the ini's enable_assertion_pass_hook is not part of its key.
-    tree = ast.parse(data, filename=str(source))
-    rewrite_asserts(tree, data, str(source), None)
-    return compile(tree, str(source), "exec", dont_inherit=True)
+    tree = ast.parse(data, filename=source)
+    rewrite_asserts(tree, data, source, None)
+    return compile(tree, source, "exec", dont_inherit=True)
 
 
-def _source(rel: str) -> Path:
+def _source(rel: str) -> str:
+    # Strings, not paths: this runs for every module of every run (pathlib costs a third).
     folder, _, name = rel.rpartition("/")
     match = _NAME.fullmatch(name)
     assert match is not None
-    return Path(os.sep, folder, match["stem"] + ".py")
+    return f"{os.sep}{folder}{os.sep if folder else ''}{match['stem']}.py"
 
 
-def _digest(path: Path) -> str | None:
+def _read(path: str) -> bytes | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        with open(path, "rb") as handle:
+            return handle.read()
     except OSError:
         return None
+
+
+def _digest(path: str) -> str | None:
+    data = _read(path)
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 def _well_formed(rel: str) -> bool:
