@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import textwrap
 import time
@@ -13,6 +14,7 @@ import pytest
 
 from donegate import checks
 from donegate.checks.base import CheckContext, CheckSettings, Observation
+from donegate.checks.test_run import TEST_RUN
 from donegate.claim import Verdict, VerdictState, parse_claim
 from donegate.collect import VERIFIER_ID, collect
 from donegate.enforce import enforce
@@ -197,15 +199,15 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "test_run = tests.test_collect:_Crashing\nbroken = no_such_module_xyz:Thing\n"
     )
     monkeypatch.syspath_prepend(str(site))
-    checks.registry.cache_clear()
+    checks._plugins.cache_clear()
     yield
-    checks.registry.cache_clear()
+    checks._plugins.cache_clear()
 
 
 @pytest.mark.usefixtures("plugin")
 def test_plugin_check_types_are_discovered_and_a_crash_is_absent(tmp_path: Path) -> None:
     assert "crashing" in checks.registry()
-    assert checks.registry()["test_run"] is checks.BUILTIN["test_run"]
+    assert checks.registry()["test_run"] is checks.lookup("test_run") is TEST_RUN
     done = collect(claim_with("a"), config_from('[[checks]]\ncheck_type = "crashing"\n', tmp_path))
     item = done.evidence[0]
     assert item.verifier.kind == "absent"
@@ -269,3 +271,15 @@ def test_core_import_stays_light() -> None:
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_built_in_check_type_loads_only_its_own_module() -> None:
+    # A fresh interpreter: what naming test_run imports, and whether plugins were looked for.
+    code = (
+        "import sys; from donegate import checks; checks.lookup('test_run'); "
+        "print(sorted(m for m in sys.modules if m.startswith(('donegate.checks.e', "
+        "'donegate.checks.s')) and m != 'donegate.checks.sealed')); "
+        "print(checks._plugins.cache_info().currsize)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split("\n")[:2] == ["[]", "0"]

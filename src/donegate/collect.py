@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
@@ -44,6 +45,7 @@ def collect(
     sealed: Sealed | None = None,
     tainted: frozenset[str] = frozenset(),
     void_runs: tuple[str, ...] = (),
+    bytecode: Path | None = None,
 ) -> Claim:
     """``claim`` with one evidence item per configured check appended, and its verdict computed.
 
@@ -54,9 +56,13 @@ def collect(
     ``tainted`` names paths whose content an agent wrote and no person accepted (see
     :class:`~donegate.checks.CheckContext`). ``void_runs`` says why no ``test_run`` may count
     (code under test that can shape its own verdict): such checks are recorded as absent.
+    ``bytecode`` is where test runs keep the bytecode donegate compiled for them (a sealed run
+    uses its state directory's); without one, every run compiles its imports anew.
     """
     claim = _relabel_forged(claim)
-    collected = collect_evidence(claim, config, sealed=sealed, tainted=tainted, void_runs=void_runs)
+    collected = collect_evidence(
+        claim, config, sealed=sealed, tainted=tainted, void_runs=void_runs, bytecode=bytecode
+    )
     first = len(claim.evidence)
     with_evidence = claim.model_copy(update={"evidence": [*claim.evidence, *collected]})
     options = VerifyOptions(
@@ -76,12 +82,13 @@ def collect_evidence(
     sealed: Sealed | None = None,
     tainted: frozenset[str] = frozenset(),
     void_runs: tuple[str, ...] = (),
+    bytecode: Path | None = None,
 ) -> list[Evidence]:
     """Run every configured check concurrently; one evidence item each, in configuration order."""
     if not config.checks:
         return []
     context = CheckContext(
-        config.base_dir, tuple(claim.mutations), config.redactor, tainted=tainted
+        config.base_dir, tuple(claim.mutations), config.redactor, tainted=tainted, bytecode=bytecode
     )
     if sealed is not None:
         context = _in_copy(context, sealed)
@@ -97,7 +104,9 @@ def _in_copy(context: CheckContext, sealed: Sealed) -> CheckContext:
     workdir = sealed.workdir(context.base_dir)
     if workdir is None:  # nothing to run on: _unsealed_why refuses every check
         return context
-    return dataclasses.replace(context, workdir=workdir, pythonpath=sealed.pythonpath)
+    return dataclasses.replace(
+        context, workdir=workdir, pythonpath=sealed.pythonpath, bytecode=sealed.bytecode
+    )
 
 
 def _unsealed_why(sealed: Sealed, context: CheckContext) -> str | None:

@@ -15,6 +15,13 @@ from donegate.exitcodes import ExitCode
 PY = json.dumps(sys.executable)
 
 
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A state directory of the test's own (collect keeps its bytecode store there)."""
+    monkeypatch.setenv("DONEGATE_STATE_DIR", str(tmp_path / "state"))
+    return tmp_path / "state"
+
+
 def config(tmp_path: Path, code: str, policy: str = "") -> Path:
     path = tmp_path / "donegate.toml"
     path.write_text(
@@ -142,3 +149,21 @@ def test_usage_errors_are_exit_2(tmp_path: Path, argv: list[str]) -> None:
 def test_collect_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == ExitCode.OK
     assert "collect" in capsys.readouterr().out
+
+
+def test_a_run_leaves_its_imports_compiled_in_the_state_directory(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    main([*flags(config(tmp_path, "import json"))])
+    tag = sys.implementation.cache_tag
+    (manifest,) = state_dir.glob(f"bytecode/{tag}/prefixes/*.list")
+    assert f"/json/decoder.{tag}.pyc\n" in manifest.read_text()
+
+
+def test_without_a_usable_state_directory_collect_still_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("DONEGATE_STATE_DIR", str(blocker))
+    assert main([*flags(config(tmp_path, "import json"))]) == ExitCode.VERIFIED

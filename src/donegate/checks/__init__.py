@@ -13,14 +13,11 @@ configuration names it, never silently skipped into a pass.
 
 from __future__ import annotations
 
+import importlib
 import logging
-from functools import lru_cache
-from importlib.metadata import entry_points
+from functools import cache, lru_cache
 
 from donegate.checks.base import AnyCollector, CheckContext, CheckSettings, Observation
-from donegate.checks.endpoint_health import ENDPOINT_HEALTH
-from donegate.checks.state_readback import STATE_READBACK
-from donegate.checks.test_run import TEST_RUN
 
 __all__ = [
     "BUILTIN",
@@ -36,28 +33,45 @@ __all__ = [
 ENTRY_POINT_GROUP = "donegate.checks"
 _log = logging.getLogger(__name__)
 
-BUILTIN: dict[str, AnyCollector] = {
-    "test_run": TEST_RUN,
-    "endpoint_health": ENDPOINT_HEALTH,
-    "state_readback": STATE_READBACK,
+# check_type -> "module:attribute" of its collector, imported when a configuration names it: a
+# run of one test command does not pay for the HTTP and database collectors' modules.
+BUILTIN: dict[str, str] = {
+    "test_run": "donegate.checks.test_run:TEST_RUN",
+    "endpoint_health": "donegate.checks.endpoint_health:ENDPOINT_HEALTH",
+    "state_readback": "donegate.checks.state_readback:STATE_READBACK",
 }
 
 # check_type -> why its plugin could not be loaded (said when a configuration names it)
 _BROKEN: dict[str, str] = {}
 
 
+@cache
+def _builtin(check_type: str) -> AnyCollector:
+    module_name, _, attribute = BUILTIN[check_type].partition(":")
+    collector: AnyCollector = getattr(importlib.import_module(module_name), attribute)
+    return collector
+
+
 @lru_cache(maxsize=1)
-def registry() -> dict[str, AnyCollector]:
-    """Every known check type: the built-ins, then the plugins that loaded."""
-    found = dict(BUILTIN)
+def _plugins() -> dict[str, AnyCollector]:
+    # Reading every installed distribution's metadata is slow: done only for a check type that is
+    # not built in.
+    from importlib.metadata import entry_points
+
+    found: dict[str, AnyCollector] = {}
     for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name in found:
+        if point.name in BUILTIN or point.name in found:
             _log.warning("plugin %s cannot replace check type %r", point.value, point.name)
             continue
         collector = _load(point.name, point.value, point.load)
         if collector is not None:
             found[point.name] = collector
     return found
+
+
+def registry() -> dict[str, AnyCollector]:
+    """Every known check type: the built-ins, then the plugins that loaded."""
+    return {**{name: _builtin(name) for name in BUILTIN}, **_plugins()}
 
 
 def _load(name: str, where: str, load: object) -> AnyCollector | None:
@@ -75,10 +89,12 @@ def _load(name: str, where: str, load: object) -> AnyCollector | None:
 
 def lookup(check_type: str) -> AnyCollector:
     """The collector of ``check_type``; ``KeyError`` with a message saying what is known."""
-    found = registry().get(check_type)
+    if check_type in BUILTIN:
+        return _builtin(check_type)
+    found = _plugins().get(check_type)
     if found is not None:
         return found
     if check_type in _BROKEN:
         raise KeyError(_BROKEN[check_type])
-    known = ", ".join(sorted(registry()))
+    known = ", ".join(sorted({*BUILTIN, *_plugins()}))
     raise KeyError(f"unknown check type {check_type!r}; known: {known}")

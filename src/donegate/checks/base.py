@@ -59,7 +59,8 @@ class CheckContext:
     ``pythonpath`` put first so that the code under test is imported from the copy.
     ``tainted`` holds paths (relative to ``base_dir``) whose content an agent wrote and no person
     has accepted: a check whose judge reads one of them (a runner file, a protected test) does not
-    count.
+    count. ``bytecode``, when set, is where donegate keeps the bytecode it compiled for earlier
+    test runs (see :mod:`donegate.checks._bytecode`); without it every run compiles anew.
     """
 
     base_dir: Path
@@ -68,6 +69,7 @@ class CheckContext:
     workdir: Path | None = None
     pythonpath: tuple[str, ...] = ()
     tainted: frozenset[str] = frozenset()
+    bytecode: Path | None = None
 
     @property
     def run_dir(self) -> Path:

@@ -20,6 +20,7 @@ hook killed mid-check) is removed by the next seal: each owner holds a lock on i
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import os
 import shutil
@@ -29,11 +30,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from donegate import statedir
+from donegate.checks._bytecode import STORE_DIR
 from donegate.checks._copytree import TreeCopier
 from donegate.checks._importroots import import_roots, site_dirs_of
+from donegate.checks._lock import held
 
 if TYPE_CHECKING:
     from donegate.workspace import Snapshot
@@ -51,7 +54,7 @@ class Sealed:
     ``root`` is the copy of ``workspace``; ``pythonpath`` the import roots to put first so that
     the code under test is imported from the copy; ``findings`` say why a run on this copy would
     not be a run on the hashed bytes (empty when it would be); ``linked`` lists the ignored paths
-    linked to the live tree.
+    linked to the live tree; ``bytecode`` is the state directory's bytecode store, for the runs.
     """
 
     root: Path
@@ -59,6 +62,7 @@ class Sealed:
     findings: list[str]
     workspace: Path
     linked: tuple[str, ...] = ()
+    bytecode: Path | None = None
 
     @property
     def counts(self) -> bool:
@@ -92,9 +96,10 @@ def seal(
     parent = _sealed_dir(state_dir)
     sweep(parent)
     place = Path(tempfile.mkdtemp(prefix="seal-", dir=parent))
-    with _held(place / LOCK_FILE):
+    with held(place / LOCK_FILE, wait=True):
         try:
-            yield _build(snapshot, place, site_dirs)
+            built = _build(snapshot, place, site_dirs)
+            yield dataclasses.replace(built, bytecode=parent.parent / STORE_DIR)
         finally:
             remove(place)
 
@@ -105,13 +110,6 @@ def _sealed_dir(state_dir: str | Path | None) -> Path:
     parent.mkdir(mode=0o700, exist_ok=True)
     os.chmod(parent, 0o700)  # whoever made it first: only its owner may enter
     return parent
-
-
-@contextlib.contextmanager
-def _held(lock: Path) -> Iterator[IO[str]]:
-    with lock.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield handle
 
 
 def _build(snapshot: Snapshot, place: Path, site_dirs: Iterable[Path] | None) -> Sealed:

@@ -20,6 +20,7 @@ a pass, failing tests are named, ``must_pass`` ids are matched exactly in the ru
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -32,6 +33,7 @@ from typing import Annotated, Any
 from pydantic import Field, JsonValue, model_validator
 
 from donegate.checks import (
+    _bytecode,
     _integrity,
     _mustpass,
     _outcomes,
@@ -152,12 +154,31 @@ class TestRun:
             except _runners.RunnerCommandError as exc:
                 return Observation.absent(str(exc))
             cwd = context.run_dir / (settings.cwd or ".")
-            run = run_group(invocation.argv, cwd, invocation.env, settings.timeout_s)
+            run = _run(settings, invocation, cwd, context, Path(scratch))
             reports = _read_reports(invocation, run, cwd)
         return _judge(settings, run, reports, context)
 
 
 TEST_RUN = TestRun()
+
+
+def _run(
+    settings: TestRunSettings,
+    invocation: _Invocation,
+    cwd: Path,
+    context: CheckContext,
+    scratch: Path,
+) -> RunResult:
+    """Run the command with bytecode only from a cache of donegate's (see ``_bytecode``), so that
+    a ``.pyc`` planted in a ``__pycache__`` directory is never used."""
+    # Runs of one command import much alike, in any project: they share their bytecode.
+    key = json.dumps([settings.command, settings.cwd])
+    # The store is for the libraries: the project's code changes at every edit, and a sealed
+    # copy or this run's scratch has a new path at every run.
+    project = (context.base_dir, context.run_dir, scratch, *map(Path, context.pythonpath))
+    with _bytecode.run_prefix(context.bytecode, key, scratch / "pycache", project) as prefix:
+        env = {**invocation.env, "PYTHONPYCACHEPREFIX": str(prefix)}
+        return run_group(invocation.argv, cwd, env, settings.timeout_s)
 
 
 def _protected_write(settings: TestRunSettings, context: CheckContext) -> Observation | None:
@@ -206,8 +227,6 @@ def _invocation(settings: TestRunSettings, context: CheckContext, scratch: Path)
     env = _runenv.base_environment(settings.env)
     team_path = settings.env.get("PYTHONPATH", "").split(os.pathsep)
     code_path = _runenv.search_path(context.pythonpath, team_path)
-    # A fresh bytecode cache: a planted .pyc in a __pycache__ directory is never used.
-    env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
     if isinstance(settings.command, str):
         bash = shutil.which("bash") or "bash"
         argv = [bash, "-o", "pipefail", "-c", settings.command]

@@ -61,7 +61,7 @@ def collect(
     config = load_config(config_path)
     for warning in config.warnings():
         click.echo(f"donegate: warning: {warning}", err=True)
-    done = collect_claim(document, config)
+    done = collect_claim(document, config, bytecode=_bytecode_store())
     if sign:
         from donegate.collect import VERIFIER_ID
         from donegate.signing.evidence import sign_collected
@@ -71,6 +71,18 @@ def collect(
     assert done.verdict is not None
     show(done, as_json=as_json)
     return exit_code(done.verdict, enabled=enforce)
+
+
+def _bytecode_store() -> Path | None:
+    """Where test runs keep donegate's bytecode: the state directory's store, if there is one."""
+    from donegate import statedir
+    from donegate.checks._bytecode import STORE_DIR
+    from donegate.errors import InvalidInput
+
+    try:
+        return statedir.ensure() / STORE_DIR
+    except InvalidInput:
+        return None  # no state directory: every run compiles its imports anew, as before
 
 
 def _claim(

@@ -1,0 +1,287 @@
+"""Bytecode for a test run's libraries: donegate's compile, used only for the bytes it came from.
+
+A test run reads bytecode from a ``PYTHONPYCACHEPREFIX`` of donegate's, so that no ``.pyc`` that
+an agent planted beside the sources is ever used. A fresh, empty one per run makes every run
+compile pytest and the standard library anew: more than a second, far more than a small suite's
+tests. So the state directory keeps, for each command, a prefix that lasts from run to run,
+holding only donegate's own compiles:
+
+- ``entries/`` holds donegate's compile of each source a run imported, named after the sha256 of
+  the exact bytes it was compiled from, as a checked-hash pyc (PEP 552: the interpreter compares
+  it with the source once more at import). pytest's assertion-rewritten modules are compiled by
+  donegate's own pytest when it is the version the run used.
+- ``prefixes/<key>/`` is the prefix a run of ``key`` reads, holding links to entries and nothing
+  else. Before a run, a link whose source no longer hashes to its entry's name goes. After it,
+  whatever the run wrote there goes too (the code under test could have written anything), and
+  for each source the run had to compile itself, donegate compiles its own and links it, for at
+  most a quarter of the run's time: a first run costs little more than one without a store.
+- A lock makes one run at a time use a prefix; a run that finds it held gets a fresh one.
+
+The store lives in donegate's state directory, out of the agent's reach, and is trusted as the rest
+of that directory is (session state, the authorship record): a process running with donegate's own
+rights, the code under test included, could change either, as it could donegate's user
+site-packages. A store that cannot be read or written costs time, never correctness: the run
+compiles what it lacks, as without one.
+Only bytecode of donegate's own interpreter version is kept; other interpreters find nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import importlib.util
+import marshal
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import CodeType
+
+from donegate.checks._lock import held
+
+STORE_DIR = "bytecode"  # under donegate's state directory
+_TAG = sys.implementation.cache_tag
+# The names Python and pytest give, under a prefix, to the bytecode of ``<stem>.py``: Python's at
+# the default optimisation level, and pytest's with its assertions rewritten (pytest >= 9 writes
+# checked-hash pycs too). Other levels, versions and interpreters are left alone.
+_NAME = re.compile(rf"(?P<stem>[^/]+)\.{re.escape(_TAG or '-')}(?:-pytest-(?P<pytest>[^/]+))?\.pyc")
+_CHECKED_HASH = 0b11  # PEP 552 flags: hash-based, checked against the source at import
+# After a run, compiling what it lacked may take this share of the run's time, or this long.
+LEARN_SHARE = 0.25
+MIN_LEARN_S = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    """One file of a prefix: the sha256 of the source its entry was compiled from, its inode."""
+
+    digest: str
+    inode: int
+
+
+@dataclass(slots=True)
+class _Prefix:
+    """A store's prefix for one key, held (locked) by this run."""
+
+    root: Path
+    key: str
+    links: dict[str, _Link] = field(default_factory=dict)
+    listed: dict[str, _Link] = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        return self.root / "prefixes" / self.key
+
+    def ready(self) -> None:
+        """Keep only the links whose source still hashes to their entry's name."""
+        self.listed = _read_manifest(self._manifest())
+        for rel, inode in _files(self.path):
+            link = self.listed.get(rel)
+            if link is not None and link.inode == inode and _digest(_source(rel)) == link.digest:
+                self.links[rel] = link
+            else:
+                _unlink(self.path, rel)
+
+    def settle(self, skip: Iterable[Path], budget_s: float) -> None:
+        """Remove what the run wrote; compile and link donegate's own for what lies outside
+        ``skip``, for about ``budget_s`` seconds (later runs compile the rest)."""
+        roots = tuple(str(p).lstrip(os.sep) + os.sep for p in skip)
+        wanted = []
+        for rel, inode in _files(self.path):
+            kept = self.links.get(rel)
+            if kept is not None and kept.inode == inode:
+                continue
+            self.links.pop(rel, None)
+            _unlink(self.path, rel)
+            if _well_formed(rel) and not rel.startswith(roots):
+                wanted.append(rel)
+        deadline = time.monotonic() + budget_s
+        # Python's own bytecode first: pytest's rewritten modules cost an import of pytest.
+        for rel in sorted(wanted, key=lambda rel: "-pytest-" in rel):
+            if time.monotonic() >= deadline:
+                break
+            self._learn(rel)
+        if self.links != self.listed:
+            lines = "".join(f"{k.digest} {k.inode} {rel}\n" for rel, k in self.links.items())
+            _write_atomic(self._manifest(), lines.encode())
+
+    def _manifest(self) -> Path:
+        return self.root / "prefixes" / f"{self.key}.list"
+
+    def _learn(self, rel: str) -> None:
+        source = _source(rel)
+        data = _read(source)
+        if data is None:
+            return
+        digest = hashlib.sha256(data).hexdigest()
+        entry = self.root / "entries" / f"{rel}-{digest}"
+        if not entry.exists() and not _store(entry, data, source, rel):
+            return
+        target = self.path / rel
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(entry, target)
+            self.links[rel] = _Link(digest, target.stat().st_ino)
+        except OSError:
+            return  # no hard links here: this source is compiled at every run
+
+
+@contextlib.contextmanager
+def run_prefix(root: Path | None, key: str, fresh: Path, skip: Iterable[Path]) -> Iterator[Path]:
+    """The ``PYTHONPYCACHEPREFIX`` for one run of ``key``: the store's under ``root``, checked
+    before the run and settled after it (sources under ``skip`` are not kept); ``fresh`` (a new
+    directory of the run's own) when there is no store, or another run holds it."""
+    if root is None or _TAG is None:
+        yield fresh
+        return
+    store = root / _TAG
+    prefix = _Prefix(store, hashlib.sha256(key.encode()).hexdigest()[:32])
+    lock = store / "prefixes" / f"{prefix.key}.lock"
+    with contextlib.suppress(OSError):
+        lock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with held(lock, wait=False) as mine:
+        if not mine:
+            yield fresh
+            return
+        prefix.ready()
+        started = time.monotonic()
+        try:
+            yield prefix.path
+        finally:
+            # A first run (or a new machine in CI, every run) must not cost much more than a run
+            # without a store: compiling all a run imported takes about as long as the run did.
+            budget = max(MIN_LEARN_S, LEARN_SHARE * (time.monotonic() - started))
+            prefix.settle(skip, budget)
+
+
+def _store(entry: Path, data: bytes, source: str, rel: str) -> bool:
+    """Write donegate's compile of ``data`` (the bytes of ``source``) as ``entry``."""
+    try:
+        code = _compiled(data, source, _NAME.fullmatch(Path(rel).name))
+    except (SyntaxError, ValueError):
+        return False  # the run reports what it could not import; nothing to keep
+    if code is None:
+        return False
+    header = importlib.util.MAGIC_NUMBER + _CHECKED_HASH.to_bytes(4, "little")
+    if not _write_atomic(entry, header + importlib.util.source_hash(data) + marshal.dumps(code)):
+        return False
+    _drop_older(entry, f"{Path(rel).name}-")
+    return True
+
+
+def _compiled(data: bytes, source: str, name: re.Match[str] | None) -> CodeType | None:
+    """The code Python (or pytest's assertion rewriter) would make of ``source``; None when
+    donegate's own pytest is not the version that the run's named its bytecode after."""
+    if name is None or name["pytest"] is None:
+        return compile(data, source, "exec", dont_inherit=True)
+    try:
+        import pytest
+        from _pytest.assertion.rewrite import rewrite_asserts
+    except ImportError:
+        return None
+    if pytest.__version__ != name["pytest"]:
+        return None
+    # As pytest's own cache does: the ini's enable_assertion_pass_hook is not part of its key.
+    tree = ast.parse(data, filename=source)
+    rewrite_asserts(tree, data, source, None)
+    return compile(tree, source, "exec", dont_inherit=True)
+
+
+def _source(rel: str) -> str:
+    # Strings, not paths: this runs for every module of every run (pathlib costs a third).
+    folder, _, name = rel.rpartition("/")
+    match = _NAME.fullmatch(name)
+    assert match is not None
+    return f"{os.sep}{folder}{os.sep if folder else ''}{match['stem']}.py"
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _digest(path: str) -> str | None:
+    data = _read(path)
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _well_formed(rel: str) -> bool:
+    parts = rel.split("/")
+    return _NAME.fullmatch(parts[-1]) is not None and ".." not in parts and "" not in parts
+
+
+def _read_manifest(path: Path) -> dict[str, _Link]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    links = {}
+    for line in text.splitlines():
+        digest, _, rest = line.partition(" ")
+        inode, _, rel = rest.partition(" ")
+        if inode.isdigit() and _well_formed(rel):
+            links[rel] = _Link(digest, int(inode))
+    return links
+
+
+def _files(prefix: Path, base: str = "") -> Iterator[tuple[str, int]]:
+    """Everything under ``prefix`` but directories (relative to it), with its inode.
+
+    A link is listed as itself, never followed: one to a directory elsewhere is removed like any
+    other file that is not a link to an entry.
+    """
+    try:
+        found = list(os.scandir(prefix / base if base else prefix))
+    except OSError:
+        return
+    for item in found:
+        rel = f"{base}/{item.name}" if base else item.name
+        try:
+            if item.is_dir(follow_symlinks=False):
+                yield from _files(prefix, rel)
+            else:
+                yield rel, item.inode()
+        except OSError:
+            continue
+
+
+def _unlink(prefix: Path, rel: str) -> None:
+    """Remove ``rel`` under ``prefix``, and the directories that it leaves empty."""
+    path = prefix / rel
+    with contextlib.suppress(OSError):
+        path.unlink()
+        for parent in path.parents:
+            if parent == prefix:
+                break
+            parent.rmdir()  # stops (OSError) at the first that is not empty
+
+
+def _write_atomic(path: Path, data: bytes) -> bool:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        return False  # a later run compiles it again
+    return True
+
+
+def _drop_older(entry: Path, stem: str) -> None:
+    """Remove the entries of earlier versions of ``entry``'s source."""
+    try:
+        siblings = [p for p in entry.parent.iterdir() if p.name.startswith(stem) and p != entry]
+        for path in siblings:
+            if len(path.name) == len(entry.name):  # the same name and a 64-digit digest
+                path.unlink(missing_ok=True)
+    except OSError:
+        return
