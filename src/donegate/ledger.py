@@ -11,9 +11,8 @@ A file that is not a ledger (corrupt, foreign, from a newer donegate) is an
 from __future__ import annotations
 
 import json
-import socket
+import os
 import sqlite3
-import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -159,8 +158,8 @@ class Ledger:
             None if reason is None else _storable(reason),
             _dumps("claim", claim),
             _dumps("decision_doc", decision_doc or {}),
-            uuid.uuid4().hex,
-            machine or socket.gethostname(),
+            _uuid4_hex(),
+            machine or os.uname().nodename,
         )
         with self._transaction() as db:
             cursor = db.execute(
@@ -339,6 +338,17 @@ class Ledger:
             uuid=row[10],
             machine=row[11],
         )
+
+
+def _uuid4_hex() -> str:
+    """A random (version 4) UUID as 32 hex digits, as ``uuid.uuid4().hex`` gives it.
+
+    Built here because importing uuid (and socket, for the host name) costs a stop hook 5 ms.
+    """
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # the version
+    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    return raw.hex()
 
 
 def _enqueue(db: sqlite3.Connection, receipt_id: int) -> None:
