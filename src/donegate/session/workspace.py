@@ -7,7 +7,6 @@ against the pinned root, and the difference is on the record.
 
 from __future__ import annotations
 
-import getpass
 import json
 import re
 from collections.abc import Sequence
@@ -335,6 +334,8 @@ def _contents_of_writes(writes: Sequence[Write]) -> list[tuple[str, Digest]]:
 
 def person() -> str:
     """Who the person at this machine is, for the record."""
+    import getpass  # only when a person's change is recorded: a stop that changed nothing skips it
+
     try:
         return getpass.getuser()
     except (KeyError, OSError):

@@ -32,7 +32,6 @@ snapshot to tell by its timestamps (git's "racily clean" case) is read again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -44,7 +43,7 @@ from typing import Any, Literal, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.gitlisting import resolved
-from donegate.workspace import _git
+from donegate.workspace import _git, _hashes
 from donegate.workspace.patterns import DEFAULT_IGNORES, PathFilter
 from donegate.workspace.runnerfiles import WATCHED
 
@@ -274,7 +273,7 @@ class Snapshot:
         return self._fingerprint
 
     def _digest(self) -> str:
-        h = hashlib.blake2b(self.algorithm.encode(), digest_size=20)
+        h = _hashes.blake2b(self.algorithm.encode(), digest_size=20)
         entries = self.entries
         # One update of the whole text hashes the same as one per file, and costs less.
         # surrogateescape: a file name that is not UTF-8 is carried as os.fsdecode maps it.
@@ -625,7 +624,7 @@ def _read(path: str, limit: int = -1) -> bytes:
 
 def blob_id(fmt: str, content: bytes) -> str:
     """The git blob id of ``content`` under object format ``fmt`` (``sha1`` or ``sha256``)."""
-    h = hashlib.new(fmt)
+    h = _hashes.new(fmt)
     h.update(b"blob %d\0" % len(content))
     h.update(content)
     return h.hexdigest()

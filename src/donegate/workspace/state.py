@@ -24,7 +24,6 @@ baseline and verified snapshot; a change there comes out as a synthetic write of
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -34,6 +33,7 @@ from donegate.errors import InvalidInput
 from donegate.gitlisting import has_head, resolved
 from donegate.workspace import interpreter
 from donegate.workspace._files import write_atomic
+from donegate.workspace._hashes import blake2b
 from donegate.workspace.blobs import BlobStore
 from donegate.workspace.classify import ClassifiedWrite, Rules, classify, flags
 from donegate.workspace.journal import FILE_NAME as JOURNAL_FILE
@@ -46,13 +46,13 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 def workspace_id(root: str | Path) -> str:
     """A stable id for the workspace at ``root``: a hash of its resolved path."""
-    return hashlib.blake2b(str(resolved(root)).encode(), digest_size=12).hexdigest()
+    return blake2b(str(resolved(root)).encode(), digest_size=12).hexdigest()
 
 
 def _session_dir_name(session_id: str) -> str:
     if _SAFE_ID.fullmatch(session_id):
         return session_id
-    return "h-" + hashlib.blake2b(session_id.encode(), digest_size=12).hexdigest()
+    return "h-" + blake2b(session_id.encode(), digest_size=12).hexdigest()
 
 
 def session_dir(state_dir: str | Path, root: str | Path, session_id: str) -> Path:
