@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from donegate.errors import InvalidInput
 from donegate.workspace import WorkspaceState, workspace_id
+from donegate.workspace import snapshot as snapshot_module
 from tests.workspace.conftest import APP, compiled, git, write
 
 
@@ -135,6 +137,29 @@ def test_sessions_are_separate(repo: Path, state_dir: Path) -> None:
     assert [w.path for w in first.writes_since_verified()] == ["src/new.py"]
     assert second.writes_since_verified() == []
     assert workspace_id(repo) == workspace_id(repo / "src" / "..")
+
+
+def test_a_racily_clean_file_is_read_again_once_not_at_every_stop(
+    repo: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot_module, "_RACY_NS", 50_000_000)
+    state = WorkspaceState(state_dir, repo, "s1")
+    write(repo, "src/fresh.py", "x = 1\n")
+    state.snapshot()  # fresh.py changed too close to this snapshot to trust its stat next time
+    read: list[str] = []
+    original = snapshot_module._read
+
+    def spy(path: str) -> bytes:
+        read.append(Path(path).name)
+        return original(path)
+
+    monkeypatch.setattr(snapshot_module, "_read", spy)
+    time.sleep(0.1)
+    state.snapshot()
+    assert "fresh.py" in read  # read again: same content, and now a record to trust
+    read.clear()
+    state.snapshot()
+    assert read == []
 
 
 def test_corrupt_state_file_is_an_error(repo: Path, state_dir: Path) -> None:

@@ -127,7 +127,16 @@ class Snapshot:
     agent stop, and it memoises its fingerprint.
     """
 
-    __slots__ = ("_fingerprint", "algorithm", "entries", "origin", "root", "started_ns", "taken_at")
+    __slots__ = (
+        "_fingerprint",
+        "algorithm",
+        "entries",
+        "origin",
+        "read",
+        "root",
+        "started_ns",
+        "taken_at",
+    )
 
     def __init__(
         self,
@@ -145,6 +154,9 @@ class Snapshot:
         self.entries: dict[str, Entry] = {} if entries is None else entries
         self.started_ns = started_ns
         self._fingerprint: str | None = None
+        # How many files this snapshot had to read: their records are worth saving even when
+        # the contents came out the same (a racily clean file is then read once, not always).
+        self.read = 0
 
     def _key(self) -> tuple[object, ...]:
         return (
@@ -201,7 +213,9 @@ class Snapshot:
         # The listing may have begun before this call (a hook starts it early): the snapshot
         # describes the tree from then on, which keeps the racy-clean horizon honest.
         began = min(started, found.began_ns) if found.began_ns else started
-        return cls(top, clock(), "git", found.object_format, entries, began)
+        snap = cls(top, clock(), "git", found.object_format, entries, began)
+        snap.read = hasher.read
+        return snap
 
     @classmethod
     def _walked(
@@ -215,7 +229,9 @@ class Snapshot:
     ) -> Snapshot:
         hasher = _Hasher(top, "sha1", _reusable(previous, top, "sha1"), seen)
         entries = hasher.run(sorted(_walk(top, "", seen)), {}, keep)
-        return cls(top, clock(), "walk", "sha1", entries, started)
+        snap = cls(top, clock(), "walk", "sha1", entries, started)
+        snap.read = hasher.read
+        return snap
 
     @classmethod
     def from_head(
@@ -470,6 +486,7 @@ class _Hasher:
         self.selected: set[str] = set()
         self.behind_links: set[str] = set()
         self._dirs: set[str] | None = None
+        self.read = 0
 
     def run(self, paths: list[str], known: dict[str, str], keep: Keeper | None) -> dict[str, Entry]:
         """Entries for ``paths``; ``keep`` gets contents that ``known`` (the index) lacks."""
@@ -509,6 +526,7 @@ class _Hasher:
             else:
                 todo.append((path, st))
         entries.update(self._hash_all(todo))
+        self.read = len(todo)
         return entries
 
     def _link(self, path: str, st: os.stat_result) -> tuple[Entry, list[str]]:

@@ -100,8 +100,10 @@ class WorkspaceState:
             watch=self.watch,
             exclude=self.exclude,
         )
-        if self._fingerprint(latest) != snap.fingerprint:
-            self._save(latest, snap)  # unchanged: the cache still holds
+        # Unchanged and nothing read: the record still holds. A file read again (racily clean
+        # then) gets its record renewed, or it would be read at every stop from then on.
+        if snap.read or self._fingerprint(latest) != snap.fingerprint:
+            self._save(latest, snap)
         if not (self._dir / "root").exists():
             write_atomic(self._dir / "root", str(self.root).encode())
         return snap
