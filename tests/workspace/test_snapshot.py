@@ -150,3 +150,24 @@ def test_a_staged_edit_is_still_a_write(repo: Path) -> None:
     git(repo, "add", "src/app.py")
     after = Snapshot.take(repo, previous=before)
     assert [(w.path, w.change) for w in diff(before, after)] == [("src/app.py", "modified")]
+
+
+def test_an_unchanged_tree_keeps_the_fingerprint_an_edit_changes_it(repo: Path) -> None:
+    first = Snapshot.take(repo)
+    old = Snapshot(first.root, first.taken_at, first.origin, first.algorithm, first.entries, 2**62)
+    warm = Snapshot.take(repo, previous=old)
+    assert warm.fingerprint == old.fingerprint == warm._digest()
+    path = repo / "README.md"
+    st = path.stat()
+    path.write_text("# ppa\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size, same mtime
+    edited = Snapshot.take(repo, previous=old)
+    assert edited.fingerprint == edited._digest() != old.fingerprint
+
+
+def test_the_stat_record_round_trips_with_its_fingerprint(repo: Path) -> None:
+    snap = Snapshot.take(repo)
+    back = Snapshot.from_record(snap.to_record())
+    assert back == snap
+    assert back is not None
+    assert back.fingerprint == snap._digest()

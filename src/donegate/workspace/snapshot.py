@@ -211,7 +211,8 @@ class Snapshot:
             return cls._walked(top, _resolve(previous), seen, keep, clock, started)
         paths = _listed(top, found, _walk_dir(top, "", seen, None), seen)
         known = found.tracked
-        cache = _reusable(_resolve(previous), top, found.object_format)
+        cache_of = _resolve(previous)
+        cache = _reusable(cache_of, top, found.object_format)
         hasher = _Hasher(top, found.object_format, cache, seen)
         entries = hasher.run(sorted(paths), known, keep)
         # The listing may have begun before this call (a hook starts it early): the snapshot
@@ -219,6 +220,7 @@ class Snapshot:
         began = min(started, found.began_ns) if found.began_ns else started
         snap = cls(top, clock(), "git", found.object_format, entries, began)
         snap.read = hasher.read
+        snap._fingerprint = _unchanged(cache_of, snap)
         return snap
 
     @classmethod
@@ -235,6 +237,7 @@ class Snapshot:
         entries = hasher.run(sorted(_walk(top, "", seen)), {}, keep)
         snap = cls(top, clock(), "walk", "sha1", entries, started)
         snap.read = hasher.read
+        snap._fingerprint = _unchanged(previous, snap)
         return snap
 
     @classmethod
@@ -294,24 +297,29 @@ class Snapshot:
         """
         entries = {path: tuple(entry) for path, entry in self.entries.items()}
         head = (RECORD_TAG, RECORD_VERSION, str(self.root), rfc3339(self.taken_at))
-        return marshal.dumps((*head, self.started_ns, self.origin, self.algorithm, entries))
+        tail = (self.origin, self.algorithm, self.fingerprint, entries)
+        return marshal.dumps((*head, self.started_ns, *tail))
 
     @classmethod
     def from_record(cls, data: bytes) -> Snapshot | None:
         """Read :meth:`to_record`'s bytes; ``None`` for anything else (damaged, another version).
 
         ``None`` means no record, so every file is read and hashed: never taken as unchanged.
+        The fingerprint is kept in the same file as the entries it describes, so the two always
+        agree.
         """
         try:
-            tag, version, root, taken_at, started_ns, origin, algorithm, entries = marshal.loads(
-                data
+            tag, version, root, taken_at, started_ns, origin, algorithm, fingerprint, entries = (
+                marshal.loads(data)
             )
             if (tag, version) != (RECORD_TAG, RECORD_VERSION) or type(entries) is not dict:
                 return None
-            if not all(type(e) is tuple and len(e) == len(Entry._fields) for e in entries.values()):
+            if type(fingerprint) is not str or not all(
+                type(e) is tuple and len(e) == len(Entry._fields) for e in entries.values()
+            ):
                 return None
             make = tuple.__new__  # spares ten thousand Python calls a stop
-            return cls(
+            snap = cls(
                 Path(root),
                 datetime.fromisoformat(taken_at.replace("Z", "+00:00")),
                 origin,
@@ -321,6 +329,8 @@ class Snapshot:
             )
         except (EOFError, ValueError, TypeError, AttributeError):
             return None
+        snap._fingerprint = fingerprint
+        return snap
 
     @property
     def fingerprint(self) -> str:
@@ -349,6 +359,17 @@ def _entries(data: dict[str, list[Any]]) -> dict[str, Entry]:
     return {
         p: make(Entry, e) if len(e) == len(Entry._fields) else Entry(*e) for p, e in data.items()
     }
+
+
+def _unchanged(previous: Snapshot | None, new: Snapshot) -> str | None:
+    """``previous``'s fingerprint when ``new`` holds exactly its entries, else None.
+
+    The common stop changed nothing: its entries are the very objects of the previous record,
+    which a dict comparison confirms by identity, sparing the sort and hash of every path.
+    """
+    if previous is None or previous.algorithm != new.algorithm or new.read:
+        return None
+    return previous.fingerprint if new.entries == previous.entries else None
 
 
 def _resolve(previous: Snapshot | Callable[[], Snapshot | None] | None) -> Snapshot | None:
