@@ -171,3 +171,17 @@ def test_the_stat_record_round_trips_with_its_fingerprint(repo: Path) -> None:
     assert back == snap
     assert back is not None
     assert back.fingerprint == snap._digest()
+
+
+@pytest.mark.parametrize("tracked", [True, False], ids=["index", "empty-index"])
+def test_a_sha256_repository_is_hashed_as_git_hashes_it(tmp_path: Path, tracked: bool) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "--object-format=sha256")
+    write(root, "app.py", "x = 1\n")
+    if tracked:
+        git(root, "add", "app.py")
+    snap = Snapshot.take(root)
+    assert snap.origin == "git"
+    assert snap.algorithm == "sha256"
+    assert snap.entries["app.py"].digest == git(root, "hash-object", "app.py").strip()

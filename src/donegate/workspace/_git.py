@@ -46,14 +46,22 @@ def object_format(root: Path) -> str | None:
     return lines[1] if lines[1] in ("sha1", "sha256") else "sha1"
 
 
-def listing(root: Path, fmt: str) -> Listing | None:
-    """The index's entries under ``root``, the untracked files not ignored, the nested repos."""
+def listing(root: Path) -> Listing | None:
+    """The index's entries under ``root``, the untracked files not ignored, the nested repos.
+
+    ``None`` when git cannot list ``root`` (not a work tree, a broken repository). The object
+    format is told by the index's ids (40 or 64 hex digits); git is asked only when the index
+    is empty, which spares the common stop a third git process.
+    """
     # Separate commands rather than one: with --stage, git prints untracked names unmarked, and
     # a file name could then pass for an index entry. They run side by side.
     began, (staged, others) = gitlisting.collect(root)
     if staged is None or others is None:
         return None
     tracked, nested = _index(staged.decode("utf-8", "surrogateescape"))  # os.fsdecode's mapping
+    fmt = _format_of(tracked) or object_format(root)
+    if fmt is None:
+        return None
     plain: set[str] = set()
     for path in _records(others):
         # git names a directory holding another repository with a trailing "/".
@@ -80,6 +88,16 @@ def _index(text: str) -> tuple[dict[str, str], list[str]]:
         else:
             tracked[path] = oid
     return tracked, submodules
+
+
+def _format_of(tracked: dict[str, str]) -> str | None:
+    """The object format the index's ids are written in; None when it holds no file."""
+    for oid in tracked.values():
+        return _FORMATS.get(len(oid), "sha1")
+    return None
+
+
+_FORMATS = {40: "sha1", 64: "sha256"}
 
 
 def head_tree(root: Path, treeish: str = "HEAD", depth: int = 0) -> dict[str, str] | None:

@@ -205,8 +205,7 @@ class Snapshot:
         top = resolved(root)
         started = time.time_ns()
         seen = Seen(ignore, watch, exclude)
-        fmt = _git.object_format(top)
-        found = _git.listing(top, fmt) if fmt else None
+        found = _git.listing(top)
         if found is None:
             return cls._walked(top, _resolve(previous), seen, keep, clock, started)
         paths = _listed(top, found, _walk_dir(top, "", seen, None), seen)
