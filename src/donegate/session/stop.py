@@ -68,14 +68,17 @@ def decide_stop(event: HookEvent, layout: Layout) -> StopResult:
     with locked(layout.lock(event.session_id)):
         space = Workspace.open(layout, event)  # 1
         receipts = Receipts(layout, event, space.root)
-        notes = space.notes  # one list: every step adds what the person should hear
-        notes.extend(receipts.sweep())  # 2
-        receipt_id = receipts.open()
         try:
-            return _rest(event, layout, space, receipts, receipt_id, notes)
-        except Exception as exc:  # recorded here, where the pending receipt is known
-            failed = _record_failure(receipts, receipt_id, exc)
-            raise StopFailed(exc, failed) from exc
+            notes = space.notes  # one list: every step adds what the person should hear
+            notes.extend(receipts.sweep())  # 2
+            receipt_id = receipts.open()
+            try:
+                return _rest(event, layout, space, receipts, receipt_id, notes)
+            except Exception as exc:  # recorded here, where the pending receipt is known
+                failed = _record_failure(receipts, receipt_id, exc)
+                raise StopFailed(exc, failed) from exc
+        finally:
+            receipts.disconnect()
 
 
 def _rest(
