@@ -22,7 +22,7 @@ from typing import Any, Literal, NamedTuple, Self
 
 from donegate import statedir
 from donegate.errors import InvalidInput
-from donegate.sqlitefile import cause, migrate, rollback
+from donegate.sqlitefile import cause, connect, migrate, rollback
 
 FILE_NAME = "receipts.sqlite3"
 SCHEMA_VERSION = 3
@@ -292,7 +292,9 @@ class Ledger:
         try:
             yield
         except sqlite3.Error as exc:
-            raise InvalidInput(f"receipt ledger {self.path} is unusable: {cause(exc)}") from None
+            raise InvalidInput(
+                f"receipt ledger {self.path} is unusable: {cause(exc, self.path)}"
+            ) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -308,13 +310,8 @@ class Ledger:
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
-            db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
+            db = connect(self.path, self._timeout)
             try:
-                db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
-                db.execute("PRAGMA journal_mode = WAL")
-                # In WAL mode NORMAL keeps every commit through a killed process (what a receipt
-                # opened before the checks must survive) and spares an fsync per commit.
-                db.execute("PRAGMA synchronous = NORMAL")
                 migrate(db, self.path, _SCHEMA, SCHEMA_VERSION, _not_ours, _UPGRADES)
             except BaseException:
                 db.close()
