@@ -177,19 +177,8 @@ def test_api_events_carry_no_report_marker(tmp_path: Path) -> None:
 
 
 def test_a_ledger_on_a_read_only_file_system_says_so(tiny_fs: Path) -> None:
-    def record(ledger: Ledger) -> int:
-        return ledger.record(
-            session_id="s",
-            host="h",
-            workspace="/w",
-            verdict="none",
-            decision="allow",
-            reason=None,
-            claim={},
-        )
-
     with Ledger(tiny_fs) as ledger:
-        record(ledger)
+        assert ledger.recent() == []  # creates the file
     subprocess.run(["mount", "-o", "remount,ro", str(tiny_fs)], check=True)
     with Ledger(tiny_fs) as ledger, pytest.raises(InvalidInput, match="read-only"):
-        record(ledger)
+        ledger.recent()
