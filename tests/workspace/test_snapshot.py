@@ -185,3 +185,19 @@ def test_a_sha256_repository_is_hashed_as_git_hashes_it(tmp_path: Path, tracked:
     assert snap.origin == "git"
     assert snap.algorithm == "sha256"
     assert snap.entries["app.py"].digest == git(root, "hash-object", "app.py").strip()
+
+
+def test_index_records_are_read_whole_and_nothing_else_is() -> None:
+    from donegate.workspace._git import _index
+
+    oid = "a" * 40
+    text = (
+        f"100644 {oid} 0\tsrc/a\tb.py\0"  # a tab in a name
+        f"160000 {'b' * 40} 0\tvendor/lib\0"  # a submodule
+        f"100755 {'c' * 64} 2\tconflicted.sh\0"
+        "not an index record\0"
+    )
+    assert _index(text) == (
+        {"src/a\tb.py": oid, "conflicted.sh": "c" * 64},
+        ["vendor/lib"],
+    )
