@@ -313,9 +313,7 @@ class Snapshot:
             )
             if (tag, version) != (RECORD_TAG, RECORD_VERSION) or type(entries) is not dict:
                 return None
-            if type(fingerprint) is not str or not all(
-                type(e) is tuple and len(e) == len(Entry._fields) for e in entries.values()
-            ):
+            if type(fingerprint) is not str or not _entry_sized(entries):
                 return None
             make = tuple.__new__  # spares ten thousand Python calls a stop
             snap = cls(
@@ -358,6 +356,15 @@ def _entries(data: dict[str, list[Any]]) -> dict[str, Entry]:
     return {
         p: make(Entry, e) if len(e) == len(Entry._fields) else Entry(*e) for p, e in data.items()
     }
+
+
+def _entry_sized(entries: dict[str, Any]) -> bool:
+    """Whether every value has an entry's number of fields (values of another type fail later).
+
+    An entry of another length would break the hashing cache's comparisons; one of the right
+    length holding anything else compares unequal to every stat, and its file is read.
+    """
+    return set(map(len, entries.values())) <= {len(Entry._fields)}
 
 
 def _unchanged(previous: Snapshot | None, new: Snapshot) -> str | None:
