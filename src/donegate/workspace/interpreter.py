@@ -132,7 +132,7 @@ def _content(path: Path) -> str:
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return "special"
-        return "sha256:" + _hashes.new("sha256", f.read()).hexdigest()
+        return "sha256:" + _hashes.sha256_hex(f.read())
 
 
 def _stat(path: str) -> str:
