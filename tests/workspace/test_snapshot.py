@@ -188,16 +188,19 @@ def test_a_sha256_repository_is_hashed_as_git_hashes_it(tmp_path: Path, tracked:
 
 
 def test_index_records_are_read_whole_and_nothing_else_is() -> None:
-    from donegate.workspace._git import _index
+    from donegate.workspace._git import _index, blob_of
 
     oid = "a" * 40
     text = (
         f"100644 {oid} 0\tsrc/a\tb.py\0"  # a tab in a name
         f"160000 {'b' * 40} 0\tvendor/lib\0"  # a submodule
         f"100755 {'c' * 64} 2\tconflicted.sh\0"
-        "not an index record\0"
+        f"100644 {oid} 0\tnamed 160000 too.py\0"
     )
-    assert _index(text) == (
-        {"src/a\tb.py": oid, "conflicted.sh": "c" * 64},
-        ["vendor/lib"],
-    )
+    tracked, submodules = _index(text)
+    assert {path: blob_of(record) for path, record in tracked.items()} == {
+        "src/a\tb.py": oid,
+        "conflicted.sh": "c" * 64,
+        "named 160000 too.py": oid,
+    }
+    assert submodules == ["vendor/lib"]

@@ -20,11 +20,12 @@ MAX_NESTING = 8
 class Listing(NamedTuple):
     """What git says about a tree: a hint of which paths are tracked, never of their content.
 
-    ``tracked`` maps the index's paths to their blob ids (used only to skip keeping old texts
-    git already holds). ``plain`` holds the untracked files that the tree's ``.gitignore`` files
-    do not ignore; ``nested`` the directories holding another repository (a nested ``git init``
-    or a submodule). The files themselves are found by walking the tree: git does not list
-    FIFOs or sockets, nor the files of a nested repository.
+    ``tracked`` maps the index's paths to their index records, ``"mode oid stage"`` (the blob
+    id, :func:`blob_of`, is used only to skip keeping old texts git already holds). ``plain``
+    holds the untracked files that the tree's ``.gitignore`` files do not ignore; ``nested`` the
+    directories holding another repository (a nested ``git init`` or a submodule). The files
+    themselves are found by walking the tree: git does not list FIFOs or sockets, nor the files
+    of a nested repository.
     """
 
     object_format: str
@@ -69,30 +70,39 @@ def listing(root: Path) -> Listing | None:
 
 
 def _index(text: str) -> tuple[dict[str, str], list[str]]:
-    """``path -> blob id`` of the index's files, and the paths of its submodules.
+    """``path -> "mode oid stage"`` of the index's files, and the paths of its submodules.
 
-    Each record of ``git ls-files -z --stage`` is "mode oid stage<TAB>path"; one that is not
-    is left out, as before. Flags such as assume-unchanged or skip-worktree do not matter: no
-    file's content is taken from the index. Split and partitioned rather than matched by a
-    regular expression, which costs a hook three times as long over ten thousand records.
+    Each record of ``git ls-files -z --stage`` is "mode oid stage<TAB>path" (a name may hold a
+    tab, never a NUL); the trailing empty one is left out. Flags such as assume-unchanged or
+    skip-worktree do not matter: no file's content is taken from the index. Split and
+    partitioned, the ids left unsliced until one is needed: a regular expression, or a slice
+    per record, costs a hook two to three times as long over ten thousand records.
     """
     tracked: dict[str, str] = {}
-    submodules: list[str] = []
     for record in text.split("\0"):
         meta, tab, path = record.partition("\t")
-        if not tab or len(meta) < 11 or meta[6] != " " or meta[-2] != " " or meta[-1] > "3":
-            continue
-        if meta[:6] == "160000":
-            submodules.append(path)  # a commit of another repository: walked, not listed
-        else:
-            tracked[path] = meta[7:-2]
+        if tab:
+            tracked[path] = meta
+    submodules: list[str] = []
+    if _GITLINK in text:  # a submodule's record, or a name holding the same text: look closer
+        submodules = [path for path, meta in tracked.items() if meta.startswith(_GITLINK)]
+        for path in submodules:
+            del tracked[path]  # a commit of another repository: walked, not listed
     return tracked, submodules
+
+
+_GITLINK = "160000 "
+
+
+def blob_of(record: str | None) -> str | None:
+    """The object id in an index record ``"mode oid stage"`` (None: no record)."""
+    return None if record is None else record[7:-2]
 
 
 def _format_of(tracked: dict[str, str]) -> str | None:
     """The object format the index's ids are written in; None when it holds no file."""
-    for oid in tracked.values():
-        return _FORMATS.get(len(oid), "sha1")
+    for record in tracked.values():
+        return _FORMATS.get(len(record) - 9, "sha1")  # "mode oid stage": 6 + 1 + id + 1 + 1
     return None
 
 

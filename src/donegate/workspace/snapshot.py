@@ -676,7 +676,8 @@ class _Hasher:
             # Fail closed: an unreadable file is a write whenever its stat changes.
             return f"unreadable:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
         digest = blob_id(self.fmt, content)
-        if self.keep is not None and len(content) <= KEEP_LIMIT and self.known.get(path) != digest:
+        fresh = _git.blob_of(self.known.get(path)) != digest
+        if self.keep is not None and len(content) <= KEEP_LIMIT and fresh:
             self.keep(digest, content)
         return digest
 
