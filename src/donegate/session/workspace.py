@@ -204,7 +204,9 @@ class Workspace:
             record.record_agent(new, self.event.session_id, rfc3339(utc_now()))
             if new or before != (len(record.agent), len(record.accepted)) or self._revoked:
                 record.save(self.layout.authorship(self.root))
-        self.tainted = record.tainted({p: e.digest for p, e in current.entries.items()})
+        # Only the paths an agent wrote can be tainted: their digests, not all ten thousand.
+        entries = current.entries
+        self.tainted = record.tainted({p: entries[p].digest for p in record.agent if p in entries})
         return kept
 
     def _refuse_agent_acceptance(self, record: Authorship) -> None:
