@@ -156,6 +156,20 @@ def test_a_racily_clean_file_is_read_again_once_not_at_every_stop(
     assert read == []
 
 
+def test_a_file_still_racily_clean_does_not_rewrite_the_record_at_every_stop(
+    repo: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = WorkspaceState(state_dir, repo, "s1")
+    write(repo, "src/fresh.py", "x = 1\n")
+    state.snapshot()
+    (record,) = state_dir.glob("workspaces/*/latest.snap")
+    before = record.stat().st_ino  # a rewrite replaces the file
+    read = spy_reads(monkeypatch)
+    state.snapshot()
+    assert "fresh.py" in read  # too fresh to trust its stat: read again, as it must be
+    assert record.stat().st_ino == before  # and nothing gained by saving the same record
+
+
 _ENTRY = ("x", 1)  # a stat record entry of two fields instead of six
 
 

@@ -136,7 +136,7 @@ class Snapshot:
         "algorithm",
         "entries",
         "origin",
-        "read",
+        "renewable",
         "root",
         "started_ns",
         "taken_at",
@@ -158,9 +158,10 @@ class Snapshot:
         self.entries: dict[str, Entry] = {} if entries is None else entries
         self.started_ns = started_ns
         self._fingerprint: str | None = None
-        # How many files this snapshot had to read: their records are worth saving even when
-        # the contents came out the same (a racily clean file is then read once, not always).
-        self.read = 0
+        # How many files this snapshot read that the next one could trust by their stat (they
+        # were last changed well before it began): their records are worth saving even when
+        # the contents came out the same, or a racily clean file is read at every stop.
+        self.renewable = 0
 
     def _key(self) -> tuple[object, ...]:
         return (
@@ -218,7 +219,7 @@ class Snapshot:
         # describes the tree from then on, which keeps the racy-clean horizon honest.
         began = min(started, found.began_ns) if found.began_ns else started
         snap = cls(top, clock(), "git", found.object_format, entries, began)
-        snap.read = hasher.read
+        snap.renewable = hasher.renewable(began)
         snap._fingerprint = _unchanged(cache_of, snap)
         return snap
 
@@ -235,7 +236,7 @@ class Snapshot:
         hasher = _Hasher(top, "sha1", _reusable(previous, top, "sha1"), seen)
         entries = hasher.run(sorted(_walk(top, "", seen)), {}, keep)
         snap = cls(top, clock(), "walk", "sha1", entries, started)
-        snap.read = hasher.read
+        snap.renewable = hasher.renewable(started)
         snap._fingerprint = _unchanged(previous, snap)
         return snap
 
@@ -373,7 +374,7 @@ def _unchanged(previous: Snapshot | None, new: Snapshot) -> str | None:
     The common stop changed nothing: its entries are the very objects of the previous record,
     which a dict comparison confirms by identity, sparing the sort and hash of every path.
     """
-    if previous is None or previous.algorithm != new.algorithm or new.read:
+    if previous is None or previous.algorithm != new.algorithm:
         return None
     return previous.fingerprint if new.entries == previous.entries else None
 
@@ -554,7 +555,7 @@ class _Hasher:
         self.selected: set[str] = set()
         self.behind_links: set[str] = set()
         self._dirs: set[str] | None = None
-        self.read = 0
+        self.hashed: list[tuple[str, Entry]] = []
 
     def run(self, paths: list[str], known: dict[str, str], keep: Keeper | None) -> dict[str, Entry]:
         """Entries for ``paths``; ``keep`` gets contents that ``known`` (the index) lacks."""
@@ -593,9 +594,14 @@ class _Hasher:
                 entries[path] = cached
             else:
                 todo.append((path, st))
-        entries.update(self._hash_all(todo))
-        self.read = len(todo)
+        self.hashed = self._hash_all(todo)
+        entries.update(self.hashed)
         return entries
+
+    def renewable(self, began_ns: int) -> int:
+        """How many of the files read a snapshot beginning at ``began_ns`` can vouch for."""
+        horizon = began_ns - _RACY_NS
+        return sum(1 for _, e in self.hashed if e.mtime_ns < horizon and e.ctime_ns < horizon)
 
     def _link(self, path: str, st: os.stat_result) -> tuple[Entry, list[str]]:
         """A symlink's entry, and the files to read through it when its target is not seen."""

@@ -106,8 +106,10 @@ class WorkspaceState:
             exclude=self.exclude,
         )
         # Unchanged and nothing read: the record still holds. A file read again (racily clean
-        # then) gets its record renewed, or it would be read at every stop from then on.
-        if snap.read or not latest.exists() or self._fingerprint(latest) != snap.fingerprint:
+        # then) gets its record renewed once it can be trusted, or it would be read at every
+        # stop from then on; while it cannot, saving would change nothing.
+        renew = snap.renewable or not latest.exists()
+        if renew or self._fingerprint(latest) != snap.fingerprint:
             self._save(latest, snap, snap.to_record())
         if not (self._dir / "root").exists():
             write_atomic(self._dir / "root", str(self.root).encode())
