@@ -77,6 +77,7 @@ def main() -> int:
         env = {**os.environ, "DONEGATE_STATE_DIR": str(state)}
         hook = [sys.executable, "-m", "donegate", "hook", "claude-code"]
         session = json.dumps(payload("SessionStart", "bench", root))
+        time.sleep(2.1)  # every file ages past the racily-clean window, as between two stops
         timed(hook, session, env, root)
         stop = json.dumps(payload("Stop", "bench", root))
         timed(hook, stop, env, root)  # warm the OS cache and the snapshot cache once

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -196,3 +197,24 @@ def test_text_that_is_not_utf8_is_recorded_faithfully(tmp_path: Path) -> None:
         receipt = ledger.get(rid)
     assert receipt.claim["mutations"][0]["target"] == name
     assert receipt.session_id == "s\\udc80"
+
+
+def test_each_receipt_has_its_own_version_4_uuid(tmp_path: Path) -> None:
+    with Ledger(tmp_path) as ledger:
+        ids = [
+            ledger.record(
+                session_id="s",
+                host="claude-code",
+                workspace=tmp_path,
+                verdict="none",
+                decision="allow",
+                reason=None,
+                claim={},
+            )
+            for _ in range(20)
+        ]
+        found = [ledger.get(i).uuid for i in ids]
+    parsed = [uuid.UUID(hex=u) for u in found if u is not None]
+    assert len({u.hex for u in parsed}) == 20
+    assert [u.hex for u in parsed] == found
+    assert all(u.version == 4 and u.variant == uuid.RFC_4122 for u in parsed)

@@ -11,9 +11,8 @@ A file that is not a ledger (corrupt, foreign, from a newer donegate) is an
 from __future__ import annotations
 
 import json
-import socket
+import os
 import sqlite3
-import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -23,7 +22,7 @@ from typing import Any, Literal, NamedTuple, Self
 
 from donegate import statedir
 from donegate.errors import InvalidInput
-from donegate.sqlitefile import cause, migrate, rollback
+from donegate.sqlitefile import cause, connect, migrate, rollback
 
 FILE_NAME = "receipts.sqlite3"
 SCHEMA_VERSION = 3
@@ -159,8 +158,8 @@ class Ledger:
             None if reason is None else _storable(reason),
             _dumps("claim", claim),
             _dumps("decision_doc", decision_doc or {}),
-            uuid.uuid4().hex,
-            machine or socket.gethostname(),
+            _uuid4_hex(),
+            machine or os.uname().nodename,
         )
         with self._transaction() as db:
             cursor = db.execute(
@@ -293,7 +292,9 @@ class Ledger:
         try:
             yield
         except sqlite3.Error as exc:
-            raise InvalidInput(f"receipt ledger {self.path} is unusable: {cause(exc)}") from None
+            raise InvalidInput(
+                f"receipt ledger {self.path} is unusable: {cause(exc, self.path)}"
+            ) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -309,13 +310,8 @@ class Ledger:
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
-            db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
+            db = connect(self.path, self._timeout)
             try:
-                db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
-                db.execute("PRAGMA journal_mode = WAL")
-                # In WAL mode NORMAL keeps every commit through a killed process (what a receipt
-                # opened before the checks must survive) and spares an fsync per commit.
-                db.execute("PRAGMA synchronous = NORMAL")
                 migrate(db, self.path, _SCHEMA, SCHEMA_VERSION, _not_ours, _UPGRADES)
             except BaseException:
                 db.close()
@@ -339,6 +335,17 @@ class Ledger:
             uuid=row[10],
             machine=row[11],
         )
+
+
+def _uuid4_hex() -> str:
+    """A random (version 4) UUID as 32 hex digits, as ``uuid.uuid4().hex`` gives it.
+
+    Built here because importing uuid (and socket, for the host name) costs a stop hook 5 ms.
+    """
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # the version
+    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    return raw.hex()
 
 
 def _enqueue(db: sqlite3.Connection, receipt_id: int) -> None:

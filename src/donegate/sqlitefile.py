@@ -7,9 +7,28 @@ a transaction, and a file whose schema is not ours is refused rather than read a
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
+
+
+def connect(path: Path, timeout_s: float) -> sqlite3.Connection:
+    """A connection in autocommit mode, write-ahead logged, with a busy timeout.
+
+    In WAL mode ``synchronous = NORMAL`` keeps every commit through a killed process (what a
+    receipt opened before the checks, or a veto counted before it is told, must survive) and
+    spares the ``fsync`` of a rollback journal at every commit: two on every agent stop.
+    """
+    db = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
+    try:
+        db.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        db.close()
+        raise
+    return db
 
 
 def migrate(
@@ -59,6 +78,8 @@ def rollback(db: sqlite3.Connection) -> None:
 
 _CAUSES = {
     "SQLITE_FULL": "the disk is full",
+    # A write-ahead-logged file that cannot grow its shared-memory index: a full disk, mostly.
+    "SQLITE_IOERR_SHMSIZE": "the disk is full, or refused to grow SQLite's shared-memory file",
     "SQLITE_READONLY": "the file or its file system is read-only",
     "SQLITE_READONLY_DIRECTORY": "the directory or its file system is read-only",
     "SQLITE_CANTOPEN": "it cannot be opened (permission denied, or no such directory)",
@@ -72,14 +93,27 @@ _CAUSES = {
 }
 
 
-def cause(exc: sqlite3.Error) -> str:
-    """SQLite's error as a person reads it: the cause first (disk full, read-only, permission)."""
+def cause(exc: sqlite3.Error, path: Path | None = None) -> str:
+    """SQLite's error as a person reads it: the cause first (disk full, read-only, permission).
+
+    ``path`` is the database file: a write-ahead-logged file on a read-only file system cannot
+    be opened at all (its shared-memory file cannot be made), and the file system says why.
+    """
     name = str(getattr(exc, "sqlite_errorname", "") or "")
     primary = "_".join(name.split("_")[:2])  # SQLITE_IOERR_WRITE -> SQLITE_IOERR
+    if primary == "SQLITE_CANTOPEN" and path is not None and _read_only(path.parent):
+        return f"{_CAUSES['SQLITE_READONLY']} ({exc}; {name})"
     known = _CAUSES.get(name) or _CAUSES.get(primary)
     if name and known:
         return f"{known} ({exc}; {name})"
     return f"{exc} ({name})" if name else str(exc)
+
+
+def _read_only(directory: Path) -> bool:
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _run(db: sqlite3.Connection, script: str) -> None:

@@ -174,3 +174,11 @@ def test_api_events_carry_no_report_marker(tmp_path: Path) -> None:
         tx.append({"type": "x"})
     assert "reported" not in store.events("s")[0]
     assert os.path.exists(tmp_path / "gate.sqlite3")
+
+
+def test_a_ledger_on_a_read_only_file_system_says_so(tiny_fs: Path) -> None:
+    with Ledger(tiny_fs) as ledger:
+        assert ledger.recent() == []  # creates the file
+    subprocess.run(["mount", "-o", "remount,ro", str(tiny_fs)], check=True)
+    with Ledger(tiny_fs) as ledger, pytest.raises(InvalidInput, match="read-only"):
+        ledger.recent()

@@ -45,6 +45,21 @@ def compiled(root: Path, source: str, name: str | None = None) -> Path:
     return target
 
 
+def spy_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the files snapshots read from now on, in order."""
+    from donegate.workspace import snapshot
+
+    read: list[str] = []
+    original = snapshot._read
+
+    def spy(path: str, limit: int = -1) -> bytes:
+        read.append(Path(path).name)
+        return original(path, limit)
+
+    monkeypatch.setattr(snapshot, "_read", spy)
+    return read
+
+
 APP = '''"""The app."""
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from donegate.workspace import WorkspaceState
+from donegate.workspace._hashes import sha256_hex
 from donegate.workspace.interpreter import environments, site_packages
 
 
@@ -97,3 +99,8 @@ def test_an_unchanged_environment_is_no_write_and_verification_resets_it(
     assert len(state.writes_since_verified()) == 1
     state.mark_verified(state.snapshot())
     assert state.writes_since_verified() == []
+
+
+@pytest.mark.parametrize("data", [b"", b"home = /usr/bin\n", b"x" * 100_000])
+def test_small_files_are_digested_by_sha256(data: bytes) -> None:
+    assert sha256_hex(data) == hashlib.sha256(data).hexdigest()

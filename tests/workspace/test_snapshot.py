@@ -150,3 +150,57 @@ def test_a_staged_edit_is_still_a_write(repo: Path) -> None:
     git(repo, "add", "src/app.py")
     after = Snapshot.take(repo, previous=before)
     assert [(w.path, w.change) for w in diff(before, after)] == [("src/app.py", "modified")]
+
+
+def test_an_unchanged_tree_keeps_the_fingerprint_an_edit_changes_it(repo: Path) -> None:
+    first = Snapshot.take(repo)
+    old = Snapshot(first.root, first.taken_at, first.origin, first.algorithm, first.entries, 2**62)
+    warm = Snapshot.take(repo, previous=old)
+    assert warm.fingerprint == old.fingerprint == warm._digest()
+    path = repo / "README.md"
+    st = path.stat()
+    path.write_text("# ppa\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size, same mtime
+    edited = Snapshot.take(repo, previous=old)
+    assert edited.fingerprint == edited._digest() != old.fingerprint
+
+
+def test_the_stat_record_round_trips_with_its_fingerprint(repo: Path) -> None:
+    snap = Snapshot.take(repo)
+    back = Snapshot.from_record(snap.to_record())
+    assert back == snap
+    assert back is not None
+    assert back.fingerprint == snap._digest()
+
+
+@pytest.mark.parametrize("tracked", [True, False], ids=["index", "empty-index"])
+def test_a_sha256_repository_is_hashed_as_git_hashes_it(tmp_path: Path, tracked: bool) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "--object-format=sha256")
+    write(root, "app.py", "x = 1\n")
+    if tracked:
+        git(root, "add", "app.py")
+    snap = Snapshot.take(root)
+    assert snap.origin == "git"
+    assert snap.algorithm == "sha256"
+    assert snap.entries["app.py"].digest == git(root, "hash-object", "app.py").strip()
+
+
+def test_index_records_are_read_whole_and_nothing_else_is() -> None:
+    from donegate.workspace._git import _index, blob_of
+
+    oid = "a" * 40
+    text = (
+        f"100644 {oid} 0\tsrc/a\tb.py\0"  # a tab in a name
+        f"160000 {'b' * 40} 0\tvendor/lib\0"  # a submodule
+        f"100755 {'c' * 64} 2\tconflicted.sh\0"
+        f"100644 {oid} 0\tnamed 160000 too.py\0"
+    )
+    tracked, submodules = _index(text)
+    assert {path: blob_of(record) for path, record in tracked.items()} == {
+        "src/a\tb.py": oid,
+        "conflicted.sh": "c" * 64,
+        "named 160000 too.py": oid,
+    }
+    assert submodules == ["vendor/lib"]

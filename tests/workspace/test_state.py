@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import marshal
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -9,7 +11,8 @@ import pytest
 
 from donegate.errors import InvalidInput
 from donegate.workspace import WorkspaceState, workspace_id
-from tests.workspace.conftest import APP, compiled, git, write
+from donegate.workspace import snapshot as snapshot_module
+from tests.workspace.conftest import APP, compiled, git, spy_reads, write
 
 
 def _kinds(state: WorkspaceState) -> list[tuple[str, str]]:
@@ -135,6 +138,82 @@ def test_sessions_are_separate(repo: Path, state_dir: Path) -> None:
     assert [w.path for w in first.writes_since_verified()] == ["src/new.py"]
     assert second.writes_since_verified() == []
     assert workspace_id(repo) == workspace_id(repo / "src" / "..")
+
+
+def test_a_racily_clean_file_is_read_again_once_not_at_every_stop(
+    repo: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot_module, "_RACY_NS", 50_000_000)
+    state = WorkspaceState(state_dir, repo, "s1")
+    write(repo, "src/fresh.py", "x = 1\n")
+    state.snapshot()  # fresh.py changed too close to this snapshot to trust its stat next time
+    read = spy_reads(monkeypatch)
+    time.sleep(0.1)
+    state.snapshot()
+    assert "fresh.py" in read  # read again: same content, and now a record to trust
+    read.clear()
+    state.snapshot()
+    assert read == []
+
+
+def test_a_file_still_racily_clean_does_not_rewrite_the_record_at_every_stop(
+    repo: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = WorkspaceState(state_dir, repo, "s1")
+    write(repo, "src/fresh.py", "x = 1\n")
+    state.snapshot()
+    (record,) = state_dir.glob("workspaces/*/latest.snap")
+    before = record.stat().st_ino  # a rewrite replaces the file
+    read = spy_reads(monkeypatch)
+    state.snapshot()
+    assert "fresh.py" in read  # too fresh to trust its stat: read again, as it must be
+    assert record.stat().st_ino == before  # and nothing gained by saving the same record
+
+
+_ENTRY = ("x", 1)  # a stat record entry of two fields instead of six
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        None,
+        b"",
+        b"not marshal at all",
+        marshal.dumps(("donegate-stat-record", 99, "/", "", 0, "git", "sha1", {})),
+        marshal.dumps(("donegate-stat-record", 1, "/", "", 0, "git", "sha1", {"a.py": _ENTRY})),
+    ],
+    ids=["truncated", "empty", "garbage", "another-version", "short-entry"],
+)
+def test_a_damaged_stat_record_is_no_record_every_file_is_read_again(
+    repo: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch, damage: bytes | None
+) -> None:
+    state = WorkspaceState(state_dir, repo, "s1")
+    state.take_baseline()
+    (record,) = state_dir.glob("workspaces/*/latest.snap")
+    whole = record.read_bytes()
+    record.write_bytes(whole[: len(whole) // 2] if damage is None else damage)
+    assert state.last_observed() is None
+    read = spy_reads(monkeypatch)
+    write(repo, "src/app.py", APP.replace("a + b", "b + a"))
+    current = state.snapshot()
+    assert sorted(read) == sorted(Path(p).name for p in current.entries)
+    assert [w.path for w in state.writes_since_verified(current)] == ["src/app.py"]
+
+
+def test_the_stat_record_of_an_earlier_donegate_is_still_read(
+    repo: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = WorkspaceState(state_dir, repo, "s1")
+    first = state.snapshot()
+    (record,) = state_dir.glob("workspaces/*/latest.snap")
+    record.unlink()
+    (record.parent / "latest.json").write_text(first.dumps())
+    assert state.last_observed() == first
+    monkeypatch.setattr(snapshot_module, "_RACY_NS", 0)
+    read = spy_reads(monkeypatch)
+    assert state.snapshot().entries == first.entries
+    assert read == []
+    assert record.exists()  # written in the new form from then on
 
 
 def test_corrupt_state_file_is_an_error(repo: Path, state_dir: Path) -> None:

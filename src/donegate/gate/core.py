@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check, budget, feedback, ladder
@@ -18,7 +18,6 @@ from donegate.gate.facts import (
     parse_facts,
     parse_verify,
 )
-from donegate.gate.judge import Ask, JudgeReport, JudgeStage, pending_veto
 from donegate.gate.ladder import Observation, Observed, Ruling, Step
 from donegate.gate.options import GateOptions
 from donegate.gate.requirements import (
@@ -28,6 +27,9 @@ from donegate.gate.requirements import (
     observe_output,
 )
 from donegate.gate.store import GateStore, SessionHistory
+
+if TYPE_CHECKING:
+    from donegate.gate.judge import Ask, JudgeReport
 
 Stage = Callable[[Observation, Ruling], Ruling]
 """A decision stage after the ladder (a judge, later): it sees the observation and the ruling so
@@ -231,11 +233,16 @@ class Gate:
         said, said_by = observe_output(contract, context.text if context else None)
         assessments = [*(facts.requirement_assessments or ()), *said] if facts else said
         evidence = [*(facts.requirement_evidence or ()), *said_by] if facts else said_by
+        # The judge's module is imported only when a judge is configured or a row is pending.
         if self.options.judge is None:
             ledger = join(contract, assessments, evidence)
             if ruling.confirm and not ledger.clear:
+                from donegate.gate.judge import pending_veto
+
                 return pending_veto(ledger, source="requirements"), ledger, None
             return ruling, ledger, None
+        from donegate.gate.judge import JudgeStage
+
         stage = JudgeStage(
             self.options.judge,
             self.store,

@@ -18,11 +18,11 @@ from donegate.errors import InvalidInput
 from donegate.gate import _check
 from donegate.gate.facts import ClassifyWrite, CompletionFacts, VerifyResult
 from donegate.gate.feedback import FEEDBACK_KEYS
-from donegate.gate.judge_config import JudgeConfig, parse_judge
 from donegate.gate.requirements import RequirementContract, parse_contract
 
 if TYPE_CHECKING:
     from donegate.gate.core import Decision, GateContext
+    from donegate.gate.judge_config import JudgeConfig
 
 FactsCallback = Callable[["GateContext"], "CompletionFacts | Mapping[str, Any] | None"]
 """``facts(ctx) -> CompletionFacts`` (or plain data, or None when the host has none)."""
@@ -119,7 +119,7 @@ class GateOptions(_GateOptionsFields):
             MappingProxyType(dict(feedback_templates)),
             max_blocks_in_a_row,
             contract,
-            parse_judge(judge),
+            _judge(judge),
         )
 
     @property
@@ -178,3 +178,12 @@ def parse_options(data: object, path: str = "options", **callbacks: Any) -> Gate
     raw = _check.mapping({} if data is None else data, path, PLAIN_KEYS)
     with _check.within(path):
         return GateOptions(**raw, **callbacks)
+
+
+def _judge(value: object) -> JudgeConfig | None:
+    """The ``judge`` option parsed; its module is imported only when one is given."""
+    if value is None:
+        return None
+    from donegate.gate.judge_config import parse_judge
+
+    return parse_judge(value)

@@ -20,7 +20,7 @@ from donegate import statedir
 from donegate.errors import InternalError
 from donegate.gate.budget import Outcome, VetoCounts
 from donegate.gate.ladder import VETO_REASONS
-from donegate.sqlitefile import cause, migrate, rollback
+from donegate.sqlitefile import cause, connect, migrate, rollback
 
 FILE_NAME = "gate.sqlite3"
 SCHEMA_VERSION = 3
@@ -280,11 +280,11 @@ class GateStore:
         try:
             yield
         except sqlite3.Error as exc:
-            raise StateError(f"gate state {self.path}: {cause(exc)}") from exc
+            raise StateError(f"gate state {self.path}: {cause(exc, self.path)}") from exc
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
-            db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
+            db = connect(self.path, self._timeout)
             try:
                 migrate(db, self.path, _SCHEMA, SCHEMA_VERSION, _not_ours, _UPGRADES)
             except BaseException:

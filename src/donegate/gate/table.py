@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from donegate.errors import InvalidInput
-from donegate.gate.judge_config import JudgeConfig, parse_judge_table
 from donegate.gate.options import GateOptions, parse_options
 from donegate.gate.requirements import RequirementContract, parse_contract
+
+if TYPE_CHECKING:
+    from donegate.gate.judge_config import JudgeConfig
 
 # Keys of [gate] that are the hook layer's, not the ladder's: which paths are what.
 WORKSPACE_KEYS = ("test_paths", "doc_paths", "ignore")
@@ -49,7 +51,7 @@ def parse_gate_tables(config: Mapping[str, Any]) -> GateTable:
     table = parse_gate_table(config.get("gate"))
     rows = config.get("requirements")
     contract = None if rows is None else parse_contract(rows, "requirements")
-    judge = parse_judge_table(config.get("judge"))
+    judge = _judge_table(config.get("judge"))
     if contract is not None:
         _check_reachable(contract, _satisfied(config.get("checks")), judge is not None)
     elif _satisfied(config.get("checks")):
@@ -106,3 +108,12 @@ def _strings(table: dict[str, Any], key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InvalidInput("must be a list of strings", path=f"gate.{key}")
     return tuple(value)
+
+
+def _judge_table(value: object) -> JudgeConfig | None:
+    """The ``[judge]`` table parsed; its module is imported only when the table is there."""
+    if value is None:
+        return None
+    from donegate.gate.judge_config import parse_judge_table
+
+    return parse_judge_table(value)

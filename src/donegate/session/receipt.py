@@ -51,18 +51,34 @@ def repairing(layout: Layout, path: Path, action: Callable[[], T], notes: list[s
 
 
 class Receipts:
-    """Opens, closes and sweeps one workspace's receipts in the ledger."""
+    """Opens, closes and sweeps one workspace's receipts in the ledger.
+
+    One connection serves the whole stop (:meth:`disconnect` ends it): each connection closed last
+    checkpoints SQLite's write-ahead log with an ``fsync``, which a stop pays once, not per step.
+    """
 
     def __init__(self, layout: Layout, event: HookEvent, root: Path) -> None:
         self.layout = layout
         self.event = event
         self.root = root
         self.notes: list[str] = []
+        self._db: Ledger | None = None
+
+    def disconnect(self) -> None:
+        """Close the ledger's connection (a later call opens a new one)."""
+        if self._db is not None:
+            db, self._db = self._db, None
+            db.close()
 
     def _ledger(self, act: Callable[[Ledger], T]) -> T:
         def attempt() -> T:
-            with Ledger(self.layout.state_dir) as ledger:
-                return act(ledger)
+            if self._db is None:
+                self._db = Ledger(self.layout.state_dir)
+            try:
+                return act(self._db)
+            except BaseException:
+                self.disconnect()  # a damaged file is moved aside: the retry opens the fresh one
+                raise
 
         return repairing(
             self.layout, self.layout.state_dir / "receipts.sqlite3", attempt, self.notes

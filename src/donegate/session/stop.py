@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from donegate.gate import Decision, Gate, GateContext
 from donegate.gate.store import FILE_NAME as GATE_FILE
 from donegate.gate.store import GateStore
-from donegate.session import answer, mutations, reading, scanning
+from donegate.session import answer, reading
 from donegate.session.event import HookAnswer, HookEvent
 from donegate.session.layout import Layout, locked
 from donegate.session.receipt import Receipts, repairing
@@ -68,14 +68,17 @@ def decide_stop(event: HookEvent, layout: Layout) -> StopResult:
     with locked(layout.lock(event.session_id)):
         space = Workspace.open(layout, event)  # 1
         receipts = Receipts(layout, event, space.root)
-        notes = space.notes  # one list: every step adds what the person should hear
-        notes.extend(receipts.sweep())  # 2
-        receipt_id = receipts.open()
         try:
-            return _rest(event, layout, space, receipts, receipt_id, notes)
-        except Exception as exc:  # recorded here, where the pending receipt is known
-            failed = _record_failure(receipts, receipt_id, exc)
-            raise StopFailed(exc, failed) from exc
+            notes = space.notes  # one list: every step adds what the person should hear
+            notes.extend(receipts.sweep())  # 2
+            receipt_id = receipts.open()
+            try:
+                return _rest(event, layout, space, receipts, receipt_id, notes)
+            except Exception as exc:  # recorded here, where the pending receipt is known
+                failed = _record_failure(receipts, receipt_id, exc)
+                raise StopFailed(exc, failed) from exc
+        finally:
+            receipts.disconnect()
 
 
 def _rest(
@@ -109,6 +112,8 @@ def _verify(
     """The claim of the writes, checked, when any of them needs verifying."""
     if not any(reading.gate_kind(w) == "source" for w in writes):
         return None
+    from donegate.session import mutations, scanning  # only a stop with source writes needs them
+
     claim = mutations.build_claim(event, writes, space.reported())
     found = scanning.scan(space, settings, writes)
     space.notes.extend(f"donegate: noted, not blocking: {f}" for f in found if not f.blocking)

@@ -7,7 +7,6 @@ against the pinned root, and the difference is on the record.
 
 from __future__ import annotations
 
-import getpass
 import json
 import re
 from collections.abc import Sequence
@@ -205,7 +204,9 @@ class Workspace:
             record.record_agent(new, self.event.session_id, rfc3339(utc_now()))
             if new or before != (len(record.agent), len(record.accepted)) or self._revoked:
                 record.save(self.layout.authorship(self.root))
-        self.tainted = record.tainted({p: e.digest for p, e in current.entries.items()})
+        # Only the paths an agent wrote can be tainted: their digests, not all ten thousand.
+        entries = current.entries
+        self.tainted = record.tainted({p: entries[p].digest for p in record.agent if p in entries})
         return kept
 
     def _refuse_agent_acceptance(self, record: Authorship) -> None:
@@ -335,6 +336,8 @@ def _contents_of_writes(writes: Sequence[Write]) -> list[tuple[str, Digest]]:
 
 def person() -> str:
     """Who the person at this machine is, for the record."""
+    import getpass  # only when a person's change is recorded: a stop that changed nothing skips it
+
     try:
         return getpass.getuser()
     except (KeyError, OSError):

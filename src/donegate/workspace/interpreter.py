@@ -19,13 +19,13 @@ directory's stat (the cost of reading every file of every package at every stop 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from donegate.workspace import _hashes
 from donegate.workspace.writes import Write
 
 PREFIX = "<venv:"
@@ -132,7 +132,7 @@ def _content(path: Path) -> str:
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return "special"
-        return "sha256:" + hashlib.sha256(f.read()).hexdigest()
+        return "sha256:" + _hashes.sha256_hex(f.read())
 
 
 def _stat(path: str) -> str:
@@ -144,7 +144,7 @@ def _stat(path: str) -> str:
 
 
 def _tree_stats(top: Path) -> str:
-    h = hashlib.blake2b(digest_size=20)
+    h = _hashes.blake2b(digest_size=20)
     count = 0
     for dirpath, dirnames, filenames in os.walk(top):
         dirnames.sort()

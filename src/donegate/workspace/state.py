@@ -3,12 +3,16 @@
 Layout in the state directory (outside the working tree, so the agent cannot edit its record)::
 
     workspaces/<workspace id>/root               the workspace path, for people
-    workspaces/<workspace id>/latest.json        the newest snapshot: the hashing cache
+    workspaces/<workspace id>/latest.snap        the newest snapshot: the hashing cache
     workspaces/<workspace id>/sessions/<session>/baseline.json
     workspaces/<workspace id>/sessions/<session>/verified.json
     workspaces/<workspace id>/sessions/<session>/journal.jsonl
     workspaces/<workspace id>/sessions/<session>/environment-{baseline,verified}.json
     blobs/<digest[:2]>/<digest[2:]>              old texts, shared by all workspaces
+
+``latest.snap`` is donegate's own stat record of every file, in a compact binary form
+(:meth:`~donegate.workspace.snapshot.Snapshot.to_record`) read at every stop. One that cannot
+be read is no record: every file is then read and hashed again, never taken as unchanged.
 
 The workspace id is a hash of the resolved path. A session without a baseline (it began before
 donegate was installed, or the host sent no start event) gets one the first time it is asked
@@ -24,7 +28,6 @@ baseline and verified snapshot; a change there comes out as a synthetic write of
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -34,6 +37,7 @@ from donegate.errors import InvalidInput
 from donegate.gitlisting import has_head, resolved
 from donegate.workspace import interpreter
 from donegate.workspace._files import write_atomic
+from donegate.workspace._hashes import blake2b
 from donegate.workspace.blobs import BlobStore
 from donegate.workspace.classify import ClassifiedWrite, Rules, classify, flags
 from donegate.workspace.journal import FILE_NAME as JOURNAL_FILE
@@ -41,18 +45,19 @@ from donegate.workspace.journal import Journal
 from donegate.workspace.snapshot import Clock, Snapshot, blob_id, utc_now
 from donegate.workspace.writes import Write, diff
 
+RECORD_FILE = "latest.snap"
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 def workspace_id(root: str | Path) -> str:
     """A stable id for the workspace at ``root``: a hash of its resolved path."""
-    return hashlib.blake2b(str(resolved(root)).encode(), digest_size=12).hexdigest()
+    return blake2b(str(resolved(root)).encode(), digest_size=12).hexdigest()
 
 
 def _session_dir_name(session_id: str) -> str:
     if _SAFE_ID.fullmatch(session_id):
         return session_id
-    return "h-" + hashlib.blake2b(session_id.encode(), digest_size=12).hexdigest()
+    return "h-" + blake2b(session_id.encode(), digest_size=12).hexdigest()
 
 
 def session_dir(state_dir: str | Path, root: str | Path, session_id: str) -> Path:
@@ -90,25 +95,35 @@ class WorkspaceState:
 
     def snapshot(self) -> Snapshot:
         """Observe the tree now, reusing the newest snapshot's digests, and cache the result."""
-        latest = self._dir / "latest.json"
+        latest = self._dir / RECORD_FILE
         snap = Snapshot.take(
             self.root,
-            lambda: self._load(latest),  # donegate's own stat record of every file
+            self.last_observed,  # donegate's own stat record of every file
             ignore=self.ignore,
             keep=self.blobs.keep,
             clock=self.clock,
             watch=self.watch,
             exclude=self.exclude,
         )
-        if self._fingerprint(latest) != snap.fingerprint:
-            self._save(latest, snap)  # unchanged: the cache still holds
+        # Unchanged and nothing read: the record still holds. A file read again (racily clean
+        # then) gets its record renewed once it can be trusted, or it would be read at every
+        # stop from then on; while it cannot, saving would change nothing.
+        renew = snap.renewable or not latest.exists()
+        if renew or self._fingerprint(latest) != snap.fingerprint:
+            self._save(latest, snap, snap.to_record())
         if not (self._dir / "root").exists():
             write_atomic(self._dir / "root", str(self.root).encode())
         return snap
 
     def last_observed(self) -> Snapshot | None:
         """The newest snapshot any session took of this workspace (before this one's)."""
-        return self._load(self._dir / "latest.json")
+        try:
+            data = (self._dir / RECORD_FILE).read_bytes()
+        except FileNotFoundError:
+            return self._load(self._dir / "latest.json")  # an earlier donegate's record
+        except OSError:
+            return None
+        return Snapshot.from_record(data)
 
     def take_baseline(self) -> Snapshot:
         """Observe the tree now and make it this session's baseline."""
@@ -224,12 +239,12 @@ class WorkspaceState:
             raise InvalidInput(f"cannot read workspace state {path}: {exc}") from None
         return Snapshot.from_json(data)
 
-    def _save(self, path: Path, snapshot: Snapshot) -> None:
+    def _save(self, path: Path, snapshot: Snapshot, data: bytes | None = None) -> None:
         # The fingerprint goes first and comes back last: a crash in between leaves none,
         # never one that describes another snapshot than the one beside it.
         fingerprint = path.with_suffix(".fingerprint")
         fingerprint.unlink(missing_ok=True)
-        write_atomic(path, snapshot.dumps().encode())
+        write_atomic(path, snapshot.dumps().encode() if data is None else data)
         write_atomic(fingerprint, snapshot.fingerprint.encode())
 
     def _save_environment(self, name: str, items: interpreter.Digest) -> None:
