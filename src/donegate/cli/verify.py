@@ -86,6 +86,10 @@ def verify(
 
     Without --json a summary goes to stderr; with --json the claim with its computed verdict goes
     to stdout and nothing else does.
+
+    With --jsonl every non-blank line gets one JSON line out, in order: its verdict, or
+    {"line", "state": "invalid", "path", "error"}. No line stops the batch; the exit code is 0,
+    or 4 when any line was invalid.
     """
     if (claim is None) == (jsonl is None):
         raise click.UsageError("give exactly one of CLAIM or --jsonl FILE")
