@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -283,3 +284,44 @@ def test_a_built_in_check_type_loads_only_its_own_module() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split("\n")[:2] == ["[]", "0"]
+
+
+_BROKEN_RULES = """
+import sys
+from importlib.abc import MetaPathFinder
+
+
+class NoRules(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "donegate.verdict":
+            raise ImportError("the rules are missing")
+        return None
+
+
+sys.meta_path.insert(0, NoRules())
+from donegate.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_rules_that_fail_to_import_while_the_command_runs_give_no_verdict(tmp_path: Path) -> None:
+    # donegate.verdict is imported in the background while the command runs: its failure must
+    # still end the run as an internal error, never as a verdict.
+    command = json.dumps([sys.executable, "-c", "pass"])
+    (tmp_path / "donegate.toml").write_text(
+        f'[[checks]]\ncheck_type = "test_run"\ncommand = {command}\n'
+    )
+    argv = ["collect", "--task-id", "t", "--mutation", "file_write:a.py", "--json"]
+    env = {**os.environ, "DONEGATE_STATE_DIR": str(tmp_path / "state")}
+    done = subprocess.run(
+        [sys.executable, "-c", _BROKEN_RULES, *argv],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == ExitCode.INTERNAL
+    assert "internal error: ImportError: the rules are missing" in done.stderr
+    assert done.stdout == ""

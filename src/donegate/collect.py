@@ -16,7 +16,10 @@ verdict without it would be a verdict on less than the team asked for.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import importlib
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -29,12 +32,17 @@ from donegate.checks import CheckContext, Observation, globs, lookup
 from donegate.claim import Claim, Evidence, Verifier
 from donegate.config import CheckSpec, Config
 from donegate.instant import Instant
-from donegate.verdict import VerifyOptions, verify_claim
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from donegate.checks.sealed import Sealed
 
 VERIFIER_ID = f"donegate/{__version__}"
+
+# Modules needed only once the checks have run: imported while a check's command runs (the
+# process waits on it, so a core is idle), not before it starts.
+_AFTER_RUN = ("donegate.verdict",)
 
 
 def collect(
@@ -60,9 +68,20 @@ def collect(
     uses its state directory's); without one, every run compiles its imports anew.
     """
     claim = _relabel_forged(claim)
+    prefetch = _Prefetch(_AFTER_RUN)
     collected = collect_evidence(
-        claim, config, sealed=sealed, tainted=tainted, void_runs=void_runs, bytecode=bytecode
+        claim,
+        config,
+        sealed=sealed,
+        tainted=tainted,
+        void_runs=void_runs,
+        bytecode=bytecode,
+        on_spawn=prefetch.start,
     )
+    prefetch.join()
+    # Imported here, whether or not the prefetch did: a module it failed to import raises now.
+    from donegate.verdict import VerifyOptions, verify_claim
+
     first = len(claim.evidence)
     with_evidence = claim.model_copy(update={"evidence": [*claim.evidence, *collected]})
     options = VerifyOptions(
@@ -83,12 +102,22 @@ def collect_evidence(
     tainted: frozenset[str] = frozenset(),
     void_runs: tuple[str, ...] = (),
     bytecode: Path | None = None,
+    on_spawn: Callable[[], None] | None = None,
 ) -> list[Evidence]:
-    """Run every configured check concurrently; one evidence item each, in configuration order."""
+    """Run every configured check concurrently; one evidence item each, in configuration order.
+
+    ``on_spawn`` is called by a check whose command has started (see
+    :class:`~donegate.checks.CheckContext`).
+    """
     if not config.checks:
         return []
     context = CheckContext(
-        config.base_dir, tuple(claim.mutations), config.redactor, tainted=tainted, bytecode=bytecode
+        config.base_dir,
+        tuple(claim.mutations),
+        config.redactor,
+        tainted=tainted,
+        bytecode=bytecode,
+        on_spawn=on_spawn,
     )
     if sealed is not None:
         context = _in_copy(context, sealed)
@@ -228,3 +257,41 @@ def _relabel_forged(claim: Claim) -> Claim:
             }
         )
     return claim.model_copy(update={"evidence": evidence})
+
+
+class _Prefetch:
+    """Imports modules in a background thread, started at most once, from any thread.
+
+    It only warms ``sys.modules``: the code that needs a module imports it again, which waits for
+    an import under way and raises the error of one that failed (a failed import leaves nothing
+    behind), so the prefetch can make nothing pass that would not without it.
+    """
+
+    def __init__(self, modules: tuple[str, ...]) -> None:
+        self._modules = modules
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Begin importing, unless already begun; never raises (the imports then happen later)."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._run, name="donegate-prefetch", daemon=True)
+            # No thread to spare: the modules are imported where they are used.
+            with contextlib.suppress(RuntimeError):
+                self._thread.start()
+
+    def join(self) -> None:
+        """Wait for the imports to end, if they began."""
+        with self._lock:
+            thread = self._thread
+        if thread is not None and thread.ident is not None:
+            thread.join()
+
+    def _run(self) -> None:
+        for name in self._modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # raised again, in the caller's thread, where the module is used
+                return

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -39,9 +39,16 @@ class RunResult:
 
 
 def run_group(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: float
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    on_spawn: Callable[[], None] | None = None,
 ) -> RunResult:
-    """Run ``argv`` (no shell unless argv says so) in a new session; kill the group at the end."""
+    """Run ``argv`` (no shell unless argv says so) in a new session; kill the group at the end.
+
+    ``on_spawn`` is called once the command has started, before waiting for it.
+    """
     started = time.monotonic()
     with tempfile.TemporaryFile() as output:
         try:
@@ -56,8 +63,12 @@ def run_group(
             )
         except OSError as exc:
             return RunResult(None, False, time.monotonic() - started, "", _start_error(exc, argv))
-        returncode, timed_out = _wait(proc, timeout_s)
-        _kill_group(proc.pid)
+        try:
+            if on_spawn is not None:
+                on_spawn()
+            returncode, timed_out = _wait(proc, timeout_s)
+        finally:
+            _kill_group(proc.pid)  # whatever went wrong, nothing of the command outlives the run
         return RunResult(returncode, timed_out, time.monotonic() - started, _tail(output))
 
 

@@ -7,6 +7,7 @@ queries are fields of its settings, which come only from ``donegate.toml``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Protocol, TypeVar
@@ -61,6 +62,8 @@ class CheckContext:
     has accepted: a check whose judge reads one of them (a runner file, a protected test) does not
     count. ``bytecode``, when set, is where donegate keeps the bytecode it compiled for earlier
     test runs (see :mod:`donegate.checks._bytecode`); without it every run compiles anew.
+    ``on_spawn``, when set, is called once a check's command has started: the caller may then use
+    the idle core for work it needs only after the run (see :mod:`donegate.collect`).
     """
 
     base_dir: Path
@@ -70,6 +73,7 @@ class CheckContext:
     pythonpath: tuple[str, ...] = ()
     tainted: frozenset[str] = frozenset()
     bytecode: Path | None = None
+    on_spawn: Callable[[], None] | None = None
 
     @property
     def run_dir(self) -> Path:

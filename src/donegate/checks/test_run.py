@@ -178,7 +178,7 @@ def _run(
     project = (context.base_dir, context.run_dir, scratch, *map(Path, context.pythonpath))
     with _bytecode.run_prefix(context.bytecode, key, scratch / "pycache", project) as prefix:
         env = {**invocation.env, "PYTHONPYCACHEPREFIX": str(prefix)}
-        return run_group(invocation.argv, cwd, env, settings.timeout_s)
+        return run_group(invocation.argv, cwd, env, settings.timeout_s, context.on_spawn)
 
 
 def _protected_write(settings: TestRunSettings, context: CheckContext) -> Observation | None:
