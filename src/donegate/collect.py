@@ -42,7 +42,10 @@ VERIFIER_ID = f"donegate/{__version__}"
 
 # Modules needed only once the checks have run: imported while a check's command runs (the
 # process waits on it, so a core is idle), not before it starts.
-_AFTER_RUN = ("donegate.verdict",)
+_AFTER_RUN = (
+    "donegate.verdict",
+    "xml.etree.ElementTree",  # test_run's JUnit reports (donegate.checks._junit)
+)
 
 
 def collect(

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from donegate.checks._outcomes import Outcome, Outcomes
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 SEP = " > "
 
@@ -55,6 +57,9 @@ def _walk_suites(element: ET.Element, suites: list[str], into: list[tuple[str, O
 
 
 def _parse(data: bytes) -> ET.Element | None:
+    # Imported here, after the run: the parser is not needed to start the command.
+    import xml.etree.ElementTree as ET
+
     try:
         return ET.fromstring(data)
     except ET.ParseError:

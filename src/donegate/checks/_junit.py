@@ -8,11 +8,13 @@ node ids decide which tests ran; JUnit's ``classname::name`` only cross-checks t
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 CaseOutcome = Literal["passed", "failed", "error", "skipped", "xfailed"]
 
@@ -50,6 +52,9 @@ class TestReport:
 
 def read_junit(path: Path) -> TestReport | None:
     """Parse a JUnit XML file; None if it is missing or unreadable."""
+    # Imported here, after the run: the parser is not needed to start the command.
+    import xml.etree.ElementTree as ET
+
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError):
