@@ -21,7 +21,6 @@ import dataclasses
 import importlib
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -124,6 +123,10 @@ def collect_evidence(
     )
     if sealed is not None:
         context = _in_copy(context, sealed)
+    if len(config.checks) == 1:  # nothing to run beside it: no pool to import and start
+        return [_observe(config.checks[0], claim, config, context, sealed, void_runs)]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=len(config.checks)) as pool:
         futures = [
             pool.submit(_observe, spec, claim, config, context, sealed, void_runs)
