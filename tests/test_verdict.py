@@ -52,3 +52,15 @@ def test_a_built_verdict_is_the_model_validation_would_make() -> None:
         assert verdict.model_dump_json(exclude_unset=True) == again.model_dump_json(
             exclude_unset=True
         )
+
+
+def test_a_claim_with_its_verdict_is_the_copy_pydantic_would_make() -> None:
+    claim = parse_claim(json.dumps(claim_doc(x_team={"kept": [1, 2]})))
+    verdict = decide(claim, VerifyOptions(now=Instant.parse(NOW)))
+    ours, theirs = claim.with_verdict(verdict), claim.model_copy(update={"verdict": verdict})
+    assert ours == theirs
+    assert ours.model_fields_set == theirs.model_fields_set
+    assert ours.__pydantic_extra__ == theirs.__pydantic_extra__ == {"x_team": {"kept": [1, 2]}}
+    assert ours.to_json_dict() == theirs.to_json_dict()
+    assert ours.model_dump_json() == theirs.model_dump_json()
+    assert claim.verdict is None  # the original is untouched

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, StringConstraints, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from donegate.construct import built
 from donegate.errors import InvalidInput
 from donegate.instant import Instant
 from donegate.jsonvalue import JsonObject, JsonValue
@@ -127,8 +128,11 @@ class Claim(WireModel):
         return next(m for m in self.mutations if m.id == mutation_id)
 
     def with_verdict(self, verdict: Verdict) -> Claim:
-        """This claim with ``verdict`` replacing whatever was there."""
-        return self.model_copy(update={"verdict": verdict})
+        """This claim with ``verdict`` replacing whatever was there (as ``model_copy`` would, at a
+        fraction of its cost: the other fields are shared, as the models are frozen)."""
+        fields = self.__pydantic_fields_set__ | {"verdict"}
+        extra = dict(self.__pydantic_extra__ or {})
+        return built(Claim, fields, {**self.__dict__, "verdict": verdict}, extra)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The document as JSON: the fields it was given (unnamed ones kept) and the verdict."""
