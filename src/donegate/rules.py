@@ -156,13 +156,17 @@ def rule(claim: ClaimView, applied: PolicyView, options: VerifyOptions) -> Rulin
     now = options.now or Instant.now()
     written_at = {m.id: m.at for m in claim.mutations}
     window = _Window.at(now, applied.max_age_s, options.max_skew_s)
-    readings = [
-        _read(written_at, i, item, now, window, options.trust)
-        for i, item in enumerate(claim.evidence)
-    ]
-    matches = [r for r in readings if r.outcome == "match"]
+    readings: list[Finding] = []
+    matches: list[Finding] = []
+    contradiction: Finding | None = None
+    for index, item in enumerate(claim.evidence):  # one pass: this runs for every claim
+        reading = _read(written_at, index, item, now, window, options.trust)
+        readings.append(reading)
+        if reading.outcome == "match":
+            matches.append(reading)
+        elif reading.outcome == "contradicts" and contradiction is None:
+            contradiction = reading
     unmet = _unmet(claim, applied, matches, options.required)
-    contradiction = next((r for r in readings if r.outcome == "contradicts"), None)
     state: State
     if contradiction is not None:
         state, reason = "refuted", _refuted_reason(contradiction)
