@@ -10,9 +10,10 @@ temporary file, then times, in the same run and as whole processes (start-up inc
   3. the real ``donegate verify --jsonl FILE`` process, output to /dev/null, as run and with
      ``--jobs 1``,
 and, in this process, the Python API (``parse_claim`` then ``verify_claim`` per line, and
-``verify_claim`` over claims parsed beforehand) against the same ``json.loads`` loop. Prints claims per second and the ratios. Target: ``verify --jsonl`` as run
-(by default one process per core for a file this large) >= 0.5x the json.loads loop; the
-one-process figure (``--jobs 1``) is printed beside it.
+``verify_claim`` over claims parsed beforehand) against the same ``json.loads`` loop. Prints
+claims per second and the ratios. Target: ``verify --jsonl`` as run (by default one process per
+core for a file this large) >= 0.5x the json.loads loop; the one-process figure (``--jobs 1``)
+is printed beside it.
 """
 
 from __future__ import annotations
