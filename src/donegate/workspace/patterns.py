@@ -16,30 +16,21 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from donegate.gitlisting import UNTRACKED_NOISE
+
 # Files that donegate's own checks (and the tools they run) create: never the agent's writes.
+# The directories are the ones git is told not to walk (one list, in the light module the hook
+# imports first), and then the files those tools leave anywhere.
 DEFAULT_IGNORES: tuple[str, ...] = (
-    ".git/",
-    ".hg/",
-    ".svn/",
-    ".venv/",
-    "venv/",
-    ".tox/",
-    ".nox/",
-    "node_modules/",
+    *UNTRACKED_NOISE,
     "__pycache__/",
     "*.pyc",
     "*.pyo",
-    ".pytest_cache/",
-    ".mypy_cache/",
-    ".ruff_cache/",
-    ".hypothesis/",
     ".coverage",
     ".coverage.*",
     "coverage.xml",
-    "htmlcov/",
     "junit*.xml",
     "*.junit.xml",
-    ".donegate/",
     ".DS_Store",
 )
 
