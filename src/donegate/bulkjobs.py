@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import IO, NamedTuple
 
-from donegate.bulk import Batch
+from donegate.bulk import verify_lines
 from donegate.rules import VerifyOptions
 
 PARALLEL_FROM_BYTES = 16 * 1024 * 1024
@@ -84,13 +84,10 @@ def _methods() -> list[str]:
 
 
 def _answer_range(path: Path, where: _Range, part: Path, options: VerifyOptions) -> int:
-    batch = Batch(options)
     with path.open("rb") as stream, part.open("wb") as out:
         stream.seek(where.start)
-        write = out.write
-        for number, line in numbered(stream, where.first_line, where.end - where.start):
-            write(batch.answer(number, line) + b"\n")
-    return batch.invalid
+        lines = numbered(stream, where.first_line, where.end - where.start)
+        return verify_lines(lines, out, options)
 
 
 def _ranges(path: Path, jobs: int) -> list[_Range]:

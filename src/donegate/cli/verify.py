@@ -203,21 +203,13 @@ def _verify_lines(source: str, options: VerifyOptions, jobs: int | None) -> int:
     from donegate.bulk import verify_lines
     from donegate.bulkjobs import jobs_for, numbered, verify_file
 
-    if source != "-" and jobs_for(Path(source), jobs) > 1:
-        path = _readable(Path(source))
-        invalid = verify_file(path, sys.stdout.buffer, options, jobs_for(path, jobs))
-    else:
-        with _open_lines(source) as stream:
+    with _open_lines(source) as stream:  # opened first: an unreadable file is said one way
+        processes = 1 if source == "-" else jobs_for(Path(source), jobs)
+        if processes > 1:
+            invalid = verify_file(Path(source), sys.stdout.buffer, options, processes)
+        else:
             invalid = verify_lines(numbered(stream), sys.stdout.buffer, options)
     return ExitCode.INVALID_INPUT if invalid else ExitCode.OK
-
-
-def _readable(path: Path) -> Path:
-    try:
-        path.open("rb").close()
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
-    return path
 
 
 def _open_lines(source: str) -> IO[bytes]:
