@@ -19,7 +19,7 @@ from typing import IO, TYPE_CHECKING, Any
 import msgspec
 
 from donegate.reader import ClaimStruct, PolicyStruct, read
-from donegate.rules import PolicyView, Ruling, VerifyOptions, rule
+from donegate.rules import Ruling, VerifyOptions, rule
 
 if TYPE_CHECKING:
     from donegate.policy import AppliedPolicy
@@ -155,4 +155,4 @@ def _invalid(number: int, path: str, error: str) -> bytes:
         return json.dumps(record).encode()
 
 
-__all__ = ["Batch", "PolicyView", "verify_lines"]
+__all__ = ["Batch", "verify_lines"]
