@@ -110,6 +110,7 @@ def _doc(mutation_at: str, evidence_at: str, max_age: Any) -> dict[str, Any]:
 
 
 MUTATION = Fraction(BASE_DAY * 86400 + 65042)
+ALMOST_HALF = Fraction(1, 2) - Fraction(1, 3 * 10**1001)  # no finite decimal expansion
 
 
 @settings(max_examples=300)
@@ -159,6 +160,32 @@ def test_never_verified_where_the_rules_say_not(
             300,
             Decimal("10.0000001"),
             "unverified",
+        ),
+        # A bound with no decimal expansion (a caller's 1/3 s) against instants of a thousand
+        # digits on either side of it: the last digit decides.
+        (
+            "2026-08-27T18:04:10." + "3" * 1000 + "Z",
+            "2026-08-27T18:04:10Z",
+            300,
+            Fraction(1, 3),
+            "verified",
+        ),
+        (
+            "2026-08-27T18:04:10." + "3" * 999 + "4Z",
+            "2026-08-27T18:04:10Z",
+            300,
+            Fraction(1, 3),
+            "unverified",
+        ),
+        # Just under 0.5 s, by less than any instant can say: 0.5 s in the future is beyond it
+        # (a bound rounded up to 0.5 would have let it through), 1,000 nines are not.
+        ("2026-08-27T18:04:10.5Z", "2026-08-27T18:04:10Z", 300, ALMOST_HALF, "unverified"),
+        (
+            "2026-08-27T18:04:10.4" + "9" * 999 + "Z",
+            "2026-08-27T18:04:10Z",
+            300,
+            ALMOST_HALF,
+            "verified",
         ),
     ],
 )
