@@ -282,3 +282,28 @@ def test_a_stop_ships_in_the_background(
     assert len(_uuids(url, schema)) == 19
     with Ledger(tmp_path) as local:
         assert local.outbox_size() == 0
+
+
+def test_the_background_sync_never_imports_from_the_agents_tree(
+    pg: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook runs in the agent's tree; the sync it starts must not import a module from it."""
+    from donegate.teamledger.background import ship_in_background
+
+    url, schema = pg
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    marker = tree / "RAN-AGENT-CODE"
+    (tree / "fnmatch.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.chdir(tree)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.setenv("DONEGATE_LEDGER_URL", url)
+    monkeypatch.setenv("DONEGATE_LEDGER_SCHEMA", schema)
+    state = tmp_path / "state"
+    with Ledger(state) as local:
+        week.fill(local)
+    child = ship_in_background(state)
+    assert child is not None
+    assert child.wait() == 0
+    assert not marker.exists()
+    assert len(_uuids(url, schema)) == 19  # and the sync itself did its work

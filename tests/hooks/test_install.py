@@ -194,3 +194,41 @@ def test_a_zero_install_run_installs_a_command_that_outlives_its_cache(
 
     found = ephemeral_runner(prefix)
     assert (found is None) if expected is None else (found or "").startswith(expected)
+
+
+def _planted(tree: Path) -> Path:
+    """A module of the standard library's name in the agent's tree; it leaves a marker if run."""
+    marker = tree / "RAN-AGENT-CODE"
+    (tree / "fnmatch.py").write_text(f"open({str(marker)!r}, 'w').close()\nraise SystemExit(0)\n")
+    return marker
+
+
+def test_the_module_fallback_never_imports_from_the_agents_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without ``donegate`` on PATH the hook is ``python -m donegate``, run in the agent's tree."""
+    import shlex
+    import subprocess
+
+    from donegate.hooks import install as installer
+
+    monkeypatch.setattr(installer.shutil, "which", lambda _name: None)
+    command = installer.hook_command("claude-code")
+    assert "-P -m donegate" in command
+    marker = _planted(tmp_path)
+    env = {"PATH": "/usr/bin:/bin", "DONEGATE_STATE_DIR": str(tmp_path / "state")}
+    unsafe = command.replace(" -P ", " ")
+    subprocess.run(shlex.split(unsafe), check=True, cwd=tmp_path, input="{}", text=True, env=env)
+    assert marker.exists()  # the attack, without -P: the agent's code ran, and exited 0
+    marker.unlink()
+    done = subprocess.run(
+        shlex.split(command),
+        check=True,
+        cwd=tmp_path,
+        input="{}",
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert not marker.exists()
+    assert "could not read this hook call" in done.stdout  # donegate itself answered

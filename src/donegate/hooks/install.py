@@ -134,8 +134,13 @@ def hook_command(host: str) -> str:
     if runner is not None:
         return f"{runner} hook {host}"
     exe = shutil.which("donegate")
-    base = shlex.quote(exe) if exe else f"{shlex.quote(sys.executable)} -m donegate"
+    base = shlex.quote(exe) if exe else f"{shlex.quote(sys.executable)} {SAFE_MODULE_RUN}"
     return f"{base} hook {host}"
+
+
+# ``python -m`` puts the working directory, the agent's tree, first on the import path: a
+# ``json.py`` planted there would run inside the judge. ``-P`` (Python 3.11) leaves it off.
+SAFE_MODULE_RUN = "-P -m donegate"
 
 
 def ephemeral_runner(prefix: str) -> str | None:

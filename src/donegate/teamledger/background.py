@@ -25,7 +25,9 @@ def ship_in_background(state_dir: Path) -> subprocess.Popen[bytes] | None:
     if team_settings() is None:
         return None
     return subprocess.Popen(
-        [sys.executable, "-m", "donegate", "ledger", "sync", "--state-dir", str(state_dir)],
+        # -P: the hook's working directory is the agent's tree, never on the import path.
+        [sys.executable, "-P", "-m", "donegate", "ledger", "sync", "--state-dir", str(state_dir)],
+        cwd=state_dir,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
