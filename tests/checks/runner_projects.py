@@ -6,6 +6,7 @@ and linked into each project; a toolchain that cannot be had skips its tests wit
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -28,19 +29,23 @@ def node_modules() -> Path:
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     home = cache / "donegate-tests" / f"node-{key}"
     done = home / "node_modules" / ".donegate-complete"
-    if not done.exists():
-        home.mkdir(parents=True, exist_ok=True)
-        (home / "package.json").write_text(manifest)
-        install = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=home,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if install.returncode != 0:
-            pytest.skip(f"npm could not install vitest and jest: {install.stderr[-500:]}")
-        done.write_text("")
+    home.mkdir(parents=True, exist_ok=True)
+    # Test processes running side by side (xdist, or two checkouts) install one at a time: a
+    # second npm in the same directory would remove what the first one is still installing.
+    with (home.parent / f"node-{key}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            (home / "package.json").write_text(manifest)
+            install = subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"],
+                cwd=home,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if install.returncode != 0:
+                pytest.skip(f"npm could not install vitest and jest: {install.stderr[-500:]}")
+            done.write_text("")
     return home / "node_modules"
 
 
