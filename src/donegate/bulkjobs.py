@@ -15,9 +15,10 @@ import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO
 
 from donegate.bulk import verify_lines
+from donegate.record import Record
 from donegate.rules import VerifyOptions
 
 PARALLEL_FROM_BYTES = 16 * 1024 * 1024
@@ -25,7 +26,7 @@ PARALLEL_FROM_BYTES = 16 * 1024 * 1024
 _BLOCK = 1024 * 1024
 
 
-class _Range(NamedTuple):
+class _Range(Record):
     start: int
     end: int
     first_line: int

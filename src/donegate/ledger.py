@@ -18,10 +18,11 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, NamedTuple, Self
+from typing import Any, Literal, Self
 
 from donegate import statedir
 from donegate.errors import InvalidInput
+from donegate.record import Record
 from donegate.sqlitefile import cause, connect, migrate, rollback
 
 FILE_NAME = "receipts.sqlite3"
@@ -82,7 +83,7 @@ _INSERTED = (
 )
 
 
-class Receipt(NamedTuple):
+class Receipt(Record):
     """One recorded stop: who, where, when, the verdict and the gate's decision."""
 
     id: int

@@ -17,12 +17,13 @@ from __future__ import annotations
 import re
 from functools import cache
 from itertools import accumulate
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 
 from donegate.construct import built
 from donegate.instant import Instant, instant_key
+from donegate.record import Record
 
 if TYPE_CHECKING:
     from donegate.claim import Claim, Evidence, Mutation, Task, Verifier
@@ -202,7 +203,7 @@ def as_model(claim: ClaimStruct) -> Claim:
 _UNSET: Any = msgspec.UNSET
 
 
-class _Models(NamedTuple):
+class _Models(Record):
     Claim: type[Claim]
     Task: type[Task]
     Mutation: type[Mutation]

@@ -18,10 +18,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from donegate.expectation import Comparison, compare
 from donegate.instant import MAX_FRACTION_DIGITS, Instant, Seconds, decimal_digits, is_finite
+from donegate.record import Record
 
 if TYPE_CHECKING:
     from donegate.policy import AppliedPolicy
@@ -131,7 +132,7 @@ class Finding:
         self.why = why_not if why_not is not None else _why(item, comparison)
 
 
-class Ruling(NamedTuple):
+class Ruling(Record):
     """A verdict as plain values; :mod:`donegate.verdict` makes it the wire model."""
 
     state: State

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from donegate.gate.ladder import VETO_REASONS, Ruling
+from donegate.record import Record
 
 Outcome = Literal["verified", "not_verified"]
 # A judge cap reached over a passing verifier and a clear ledger ends verified (stop_verified).
@@ -41,7 +42,7 @@ def _zeros() -> Mapping[str, int]:
 ZERO_COUNTS: Mapping[str, int] = _zeros()
 
 
-class VetoCounts(NamedTuple):
+class VetoCounts(Record):
     """A session's delivered vetoes: by reason (zero-filled), by class, strict since the last
     allow, and vetoes of any class since the last allow (``blocks_in_a_row``)."""
 
@@ -61,7 +62,7 @@ class VetoCounts(NamedTuple):
         }
 
 
-class Resolution(NamedTuple):
+class Resolution(Record):
     """The ruling after the budget: what is delivered, and the session's counts afterwards."""
 
     confirm: bool

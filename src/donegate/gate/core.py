@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check, budget, feedback, ladder
@@ -27,6 +27,7 @@ from donegate.gate.requirements import (
     observe_output,
 )
 from donegate.gate.store import GateStore, SessionHistory
+from donegate.record import Record
 
 if TYPE_CHECKING:
     from donegate.gate.judge import Ask, JudgeReport
@@ -38,7 +39,7 @@ far, and returns the ruling to go on with. The budget applies to the last stage'
 FactsInput = CompletionFacts | Mapping[str, Any] | None
 
 
-class GateContext(NamedTuple):
+class GateContext(Record):
     """What the ``facts`` callback (and the judge) is given about the stop it is asked about.
 
     ``task`` is the user's prompt; ``text`` the agent's final message (the gate observes the
@@ -56,7 +57,7 @@ class GateContext(NamedTuple):
     pending_effects: int = 0
 
 
-class Verification(NamedTuple):
+class Verification(Record):
     """The verifier reading behind a decision; ``not_run`` never reads as a pass."""
 
     oracle_expected: bool
@@ -71,7 +72,7 @@ class Verification(NamedTuple):
         }
 
 
-class Decision(NamedTuple):
+class Decision(Record):
     """One gate decision: allow (``confirm``) or veto, why, and what the agent is told.
 
     ``message`` is the feedback on a veto (None on an allow). ``converted_from`` names the veto a

@@ -11,7 +11,7 @@ agent stop, and dataclasses (with the ``inspect`` import they pull in) cost seve
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check
@@ -21,6 +21,7 @@ from donegate.gate.requirements import (
     parse_assessments,
     parse_evidence,
 )
+from donegate.record import Record
 
 SOURCE = "source"
 COSMETIC = "cosmetic"
@@ -29,7 +30,7 @@ ClassifyWrite = Callable[[str, "str | None"], str]
 """``classify_write(path, diff) -> kind``: labels one write (``source``, ``cosmetic``, ...)."""
 
 
-class _WriteFactFields(NamedTuple):
+class _WriteFactFields(Record):
     path: str | None = None
     diff: str | None = None
     kind: str | None = None
@@ -49,7 +50,7 @@ class WriteFact(_WriteFactFields):
         return super().__new__(cls, path, diff, kind)
 
 
-class _VerifyResultFields(NamedTuple):
+class _VerifyResultFields(Record):
     ok: bool | None = None
     findings: str | None = None
     command: str | None = None
@@ -69,7 +70,7 @@ class VerifyResult(_VerifyResultFields):
         return super().__new__(cls, ok, findings, command)
 
 
-class _CompletionFactsFields(NamedTuple):
+class _CompletionFactsFields(Record):
     consecutive_failed_after_write: int | None = None
     source_write_count: int | None = None
     cosmetic_write_count: int | None = None
@@ -205,7 +206,7 @@ def _parse_result(data: object, path: str) -> VerifyResult:
 # --- normalisation: what the ladder reads ---------------------------------------------------
 
 
-class WriteCounts(NamedTuple):
+class WriteCounts(Record):
     """Writes by class. ``known`` is False when the host gave neither counts nor a list."""
 
     known: bool
@@ -214,7 +215,7 @@ class WriteCounts(NamedTuple):
     other: int = 0
 
 
-class Reading(NamedTuple):
+class Reading(Record):
     """The combined verifier reading: green only if every result is green."""
 
     ok: bool

@@ -24,7 +24,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from donegate.gate.judge_config import JudgeConfig
 from donegate.gate.ladder import Observation, Ruling
@@ -36,6 +36,7 @@ from donegate.gate.requirements import (
     RequirementEvidence,
     join,
 )
+from donegate.record import Record
 
 if TYPE_CHECKING:
     from donegate.gate.core import GateContext
@@ -71,7 +72,7 @@ class JudgeFailure(Exception):
         self.message = message
 
 
-class JudgeAnswer(NamedTuple):
+class JudgeAnswer(Record):
     """The judge's structured answer, validated. ``gap_class`` absent or unknown reads ``other``."""
 
     verdict: str
@@ -161,7 +162,7 @@ def converts(obs: Observation, ladder_reason: str, answer: JudgeAnswer) -> bool:
     )
 
 
-class JudgeReport(NamedTuple):
+class JudgeReport(Record):
     """What the receipt records about the judge: whether it ran, what it saw and said."""
 
     seam: str

@@ -11,10 +11,11 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check
+from donegate.record import Record
 
 PROVIDERS = ("openai", "anthropic")
 SEAMS = ("verify_completion_judge", "turn_end_condition")
@@ -40,7 +41,7 @@ DEFAULT_SYSTEM_PROMPT = (
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-class _JudgeConfigFields(NamedTuple):
+class _JudgeConfigFields(Record):
     provider: str
     model: str
     base_url: str | None = None

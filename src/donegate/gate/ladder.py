@@ -6,9 +6,10 @@ budget (which may convert a veto into an allow) is applied after it, in :mod:`.b
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from donegate.gate.facts import Reading, WriteCounts
+from donegate.record import Record
 
 Observed = Literal["passed", "failed", "not_run"]
 
@@ -24,7 +25,7 @@ STRICT_REASONS = frozenset(
 VETO_REASONS = SOFT_REASONS | STRICT_REASONS
 
 
-class Observation(NamedTuple):
+class Observation(Record):
     """Everything the ladder reads, already normalised from the facts and options."""
 
     facts_available: bool
@@ -48,7 +49,7 @@ class Observation(NamedTuple):
         return "passed" if self.reading.ok else "failed"
 
 
-class Step(NamedTuple):
+class Step(Record):
     """One rung of the ladder as evaluated: its number, its reason, whether it fired."""
 
     rule: str
@@ -56,7 +57,7 @@ class Step(NamedTuple):
     fired: bool
 
 
-class Ruling(NamedTuple):
+class Ruling(Record):
     """A stage's decision before the budget: allow or veto, and why."""
 
     confirm: bool

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check
 from donegate.gate.facts import ClassifyWrite, CompletionFacts, VerifyResult
 from donegate.gate.feedback import FEEDBACK_KEYS
 from donegate.gate.requirements import RequirementContract, parse_contract
+from donegate.record import Record
 
 if TYPE_CHECKING:
     from donegate.gate.core import Decision, GateContext
@@ -38,7 +39,7 @@ DEFAULT_MAX_STRICT_VETOES = 5
 DEFAULT_ESCALATION_THRESHOLD = 3
 
 
-class _GateOptionsFields(NamedTuple):
+class _GateOptionsFields(Record):
     facts: FactsCallback | None = None
     classify_write: ClassifyWrite | None = None
     verify_command: VerifyCommand | None = None

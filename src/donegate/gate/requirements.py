@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check
+from donegate.record import Record
 
 ROLES = frozenset({"check", "assistant_output", "judge"})
 # The evidence id the gate gives its own observation of the final message.
@@ -27,7 +28,7 @@ ASSISTANT_OUTPUT_EVIDENCE = "assistant_output"
 JUDGE_EVIDENCE = "judge"
 
 
-class _RequirementFields(NamedTuple):
+class _RequirementFields(Record):
     id: str
     role: str
     description: str | None = None
@@ -69,7 +70,7 @@ def _check_pattern(role: str, pattern: object) -> None:
         raise InvalidInput(f"not a regular expression: {exc}", "pattern") from None
 
 
-class RequirementContract(NamedTuple):
+class RequirementContract(Record):
     """The declared roster; ids are unique (checked by :func:`parse_contract`)."""
 
     requirements: tuple[Requirement, ...] = ()
@@ -78,7 +79,7 @@ class RequirementContract(NamedTuple):
         return tuple(row.id for row in self.requirements)
 
 
-class _AssessmentFields(NamedTuple):
+class _AssessmentFields(Record):
     id: str
     met: bool | None = None
     evidence: tuple[str, ...] = ()
@@ -104,7 +105,7 @@ class RequirementAssessment(_AssessmentFields):
         return super().__new__(cls, id, met, tuple(evidence), detail)
 
 
-class _EvidenceFields(NamedTuple):
+class _EvidenceFields(Record):
     id: str
     role: str
     detail: str | None = None
@@ -140,7 +141,7 @@ def _strings(value: object, path: str) -> None:
 PENDING_WHY = ("missing", "duplicate", "unsupported", "unmet")
 
 
-class Ledger(NamedTuple):
+class Ledger(Record):
     """The acceptance ledger of one decision.
 
     ``declared`` is False when no contract was declared: the explicit empty ledger, distinct from
@@ -242,7 +243,7 @@ def observe_output(
     return assessments, [evidence]
 
 
-class CheckOutcome(NamedTuple):
+class CheckOutcome(Record):
     """A configured check's result as the hook path knows it: its label, whether it passed
     (observed and held), and the requirement ids it declares it satisfies."""
 

@@ -14,12 +14,13 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from donegate import statedir
 from donegate.errors import InternalError
 from donegate.gate.budget import Outcome, VetoCounts
 from donegate.gate.ladder import VETO_REASONS
+from donegate.record import Record
 from donegate.sqlitefile import cause, connect, migrate, rollback
 
 FILE_NAME = "gate.sqlite3"
@@ -60,7 +61,7 @@ ALTER TABLE gate_sessions ADD COLUMN judge_invocations INTEGER NOT NULL DEFAULT 
 }
 
 
-class SessionHistory(NamedTuple):
+class SessionHistory(Record):
     """What a session's past stops say about the next one.
 
     ``failed_in_a_row``: red verifier readings since the last green one; ``last_failing``: how

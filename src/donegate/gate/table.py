@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from donegate.errors import InvalidInput
 from donegate.gate.options import GateOptions, parse_options
 from donegate.gate.requirements import RequirementContract, parse_contract
+from donegate.record import Record
 
 if TYPE_CHECKING:
     from donegate.gate.judge_config import JudgeConfig
@@ -25,7 +26,7 @@ WORKSPACE_KEYS = ("test_paths", "doc_paths", "ignore")
 HOOK_MAX_BLOCKS_IN_A_ROW = 6
 
 
-class GateTable(NamedTuple):
+class GateTable(Record):
     """A validated ``[gate]`` table."""
 
     options: Mapping[str, Any] = MappingProxyType({})

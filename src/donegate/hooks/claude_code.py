@@ -19,10 +19,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from donegate.errors import InvalidInput
 from donegate.jsontext import clean_text
+from donegate.record import Record
 from donegate.session.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
 
 NAME = "claude-code"
@@ -32,7 +33,7 @@ STOP_EVENTS = ("Stop", "SubagentStop")
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", *STOP_EVENTS)
 
 
-class Dialect(NamedTuple):
+class Dialect(Record):
     """How one host of this family names its events, tools and fields."""
 
     kinds: Mapping[str, EventKind]

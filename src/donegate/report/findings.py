@@ -8,9 +8,10 @@ Read from the claim document's evidence details as the collectors wrote them (``
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from donegate.ledger import Receipt
+from donegate.record import Record
 
 FAILING_TEST = "failing test"
 PROTECTED_WRITE = "protected-file write"
@@ -23,7 +24,7 @@ KINDS = (FAILING_TEST, PROTECTED_WRITE, TAMPER, TIMEOUT, NOT_COUNTED, GATE_FAILU
 _TAMPER_WORDS = ("rewrote", "tamper", "forged", "claims donegate's verifier id")
 
 
-class Finding(NamedTuple):
+class Finding(Record):
     """One thing found: its kind, what it is about (a test, a file, a check) and the receipt."""
 
     kind: str

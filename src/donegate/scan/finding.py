@@ -6,7 +6,7 @@ shows them to the agent.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from donegate.record import Record
 
 # Each construct id, and why it matters: the second half of every finding's sentence.
 CONSTRUCTS: dict[str, str] = {
@@ -26,7 +26,7 @@ CONSTRUCTS: dict[str, str] = {
 }
 
 
-class Finding(NamedTuple):
+class Finding(Record):
     """One construct found in a written file.
 
     ``blocking`` says whether it makes the stop unverified (settings decide); ``allowed`` is
@@ -55,7 +55,7 @@ class Finding(NamedTuple):
         return f"{self.path}:{self.line}: [{self.construct}] {self.message}"
 
 
-class Occurrence(NamedTuple):
+class Occurrence(Record):
     """A construct in one version of a file, before it is known to be new.
 
     ``detail`` is what the construct is (``sys._getframe``, an unparsed comparison), the same

@@ -14,9 +14,10 @@ without a reason is rejected: an exception a team cannot explain is not one it s
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from donegate.errors import InvalidInput
+from donegate.record import Record
 from donegate.scan.finding import CONSTRUCTS
 from donegate.workspace.patterns import matches
 
@@ -26,7 +27,7 @@ _KEYS = ("fitted_to_test", "allow")
 _RULE_KEYS = ("construct", "path", "reason")
 
 
-class AllowRule(NamedTuple):
+class AllowRule(Record):
     """Let one construct through in the files that ``path`` (a glob) matches."""
 
     construct: str
@@ -38,7 +39,7 @@ class AllowRule(NamedTuple):
         return construct == self.construct and matches(path, self.path)
 
 
-class ScanSettings(NamedTuple):
+class ScanSettings(Record):
     """A validated ``[scan]`` table; the defaults are those of an absent table."""
 
     fitted_to_test: Mode = "block"

@@ -13,8 +13,8 @@ import ast
 import re
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Sequence
-from typing import NamedTuple
 
+from donegate.record import Record
 from donegate.scan._units import changed_part, exact_changes
 from donegate.scan.finding import Finding, Occurrence
 from donegate.scan.fitted import fitted_occurrences, literals_of, names_of
@@ -22,7 +22,7 @@ from donegate.scan.judge import judge_occurrences, may_reach
 from donegate.scan.settings import ScanSettings
 
 
-class WrittenFile(NamedTuple):
+class WrittenFile(Record):
     """A file the session wrote: workspace-relative ``path``, its text before and after.
 
     ``old_source`` is None for a file the session created; ``new_source`` None for one it

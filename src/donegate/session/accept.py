@@ -19,9 +19,9 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from donegate import gitlisting
+from donegate.record import Record
 from donegate.session.authorship import Authorship, Digest
 from donegate.session.layout import Layout, locked
 from donegate.session.settings import CONFIG_FILE
@@ -42,7 +42,7 @@ AGENT_SHELL_VARIABLES = (
 MAX_DIFF_LINES = 400
 
 
-class Candidate(NamedTuple):
+class Candidate(Record):
     """A path to accept: its content now (``None``: absent) and the diff shown for it."""
 
     path: str

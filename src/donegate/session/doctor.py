@@ -11,15 +11,15 @@ import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
 
 from donegate.errors import InvalidInput
 from donegate.hooks import install as installer
+from donegate.record import Record
 from donegate.session.layout import Layout
 from donegate.session.settings import CONFIG_FILE
 
 
-class Finding(NamedTuple):
+class Finding(Record):
     """One thing checked: whether it holds, what was seen, and how to fix it when it does not."""
 
     ok: bool

@@ -10,12 +10,14 @@ Each host adapter translates its own payload into a :class:`HookEvent` and rende
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal
+
+from donegate.record import Record
 
 EventKind = Literal["baseline", "tool_use", "stop", "ignored"]
 
 
-class ToolUse(NamedTuple):
+class ToolUse(Record):
     """A tool call the host reports: which files it says it touched, or the command it ran."""
 
     tool: str
@@ -24,7 +26,7 @@ class ToolUse(NamedTuple):
     failed: bool = False
 
 
-class HookEvent(NamedTuple):
+class HookEvent(Record):
     """One hook call, host-neutral.
 
     ``continuing`` is true when the agent is already continuing because a stop was blocked
@@ -47,7 +49,7 @@ class HookEvent(NamedTuple):
 Decision = Literal["allow", "block"]
 
 
-class HookAnswer(NamedTuple):
+class HookAnswer(Record):
     """What donegate tells the host: let the agent stop or send it back, and a note for the person.
 
     ``reason`` becomes the agent's next instruction on a block; ``notice`` is shown to the person.
@@ -68,7 +70,7 @@ class HookAnswer(NamedTuple):
         return cls("block", reason, notice)
 
 
-class HostOutput(NamedTuple):
+class HostOutput(Record):
     """What the hook process writes and how it exits (``stderr``: for hosts that show only that)."""
 
     stdout: str

@@ -23,12 +23,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
 
+from donegate.record import Record
 from donegate.workspace.state import session_dir, workspace_id
 
 
-class Layout(NamedTuple):
+class Layout(Record):
     """The paths of one state directory (nothing is created until it is written)."""
 
     state_dir: Path

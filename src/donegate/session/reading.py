@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from donegate.gate.store import SessionHistory
+from donegate.record import Record
 from donegate.workspace import ClassifiedWrite
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ MAX_FINDINGS_CHARS = 1500
 _GATE_KINDS = {"source": "source", "config": "source", "test": "source", "cosmetic": "cosmetic"}
 
 
-class EvidenceDetail(NamedTuple):
+class EvidenceDetail(Record):
     """The keys of an evidence item's ``detail`` that the stop path reads, typed."""
 
     label: str
@@ -53,7 +54,7 @@ def gate_kind(write: ClassifiedWrite) -> str:
     return _GATE_KINDS.get(write.kind, write.kind)
 
 
-class FactsFor(NamedTuple):
+class FactsFor(Record):
     """A stop's facts before the session's history is known (the gate keeps that).
 
     ``satisfies`` lists, per configured check in order, the requirement rows it meets.

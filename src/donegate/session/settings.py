@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from donegate.errors import InvalidInput
 from donegate.gate import GateOptions
 from donegate.gate.table import HOOK_MAX_BLOCKS_IN_A_ROW, GateTable, parse_gate_tables
 from donegate.gitlisting import run
+from donegate.record import Record
 from donegate.session.layout import Layout
 from donegate.workspace import Rules
 from donegate.workspace._files import write_atomic
@@ -32,7 +33,7 @@ OnUnverified = Literal["block", "warn", "record"]
 _MODES: dict[object, OnUnverified] = {"block": "block", "warn": "warn", "record": "record"}
 
 
-class Settings(NamedTuple):
+class Settings(Record):
     """What ``donegate.toml`` says about stops, read without the collectors' models.
 
     ``notes`` say, for the record and the person, where the text judging this session differs
@@ -64,7 +65,7 @@ class Settings(NamedTuple):
         )
 
 
-class Pinned(NamedTuple):
+class Pinned(Record):
     """A pinned text (None: there was no ``donegate.toml``) and its TOML, when valid."""
 
     text: str | None

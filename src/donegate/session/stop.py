@@ -7,11 +7,12 @@ collectors and their libraries are imported only when there is something to veri
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from donegate.gate import Decision, Gate, GateContext
 from donegate.gate.store import FILE_NAME as GATE_FILE
 from donegate.gate.store import GateStore
+from donegate.record import Record
 from donegate.session import answer, reading
 from donegate.session.event import HookAnswer, HookEvent
 from donegate.session.layout import Layout, locked
@@ -42,7 +43,7 @@ def describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, InvalidInput) else f"{type(exc).__name__}: {exc}"
 
 
-class StopResult(NamedTuple):
+class StopResult(Record):
     """What the gate decided at a stop, what the host is told, and the receipt's id."""
 
     answer: HookAnswer
@@ -248,7 +249,7 @@ def _signed(claim: Claim | None, space: Workspace) -> Signed:
         return Signed(claim, None)
 
 
-class Signed(NamedTuple):
+class Signed(Record):
     claim: Claim | None
     envelope: dict[str, Any] | None
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import NamedTuple
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -18,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from donegate import statedir
 from donegate.errors import InvalidInput
+from donegate.record import Record
 
 KEY_FILE = "signing-key.pem"
 
@@ -60,7 +60,7 @@ class SigningKey:
         )
 
 
-class TrustedKey(NamedTuple):
+class TrustedKey(Record):
     """A public key a verifier trusts, by its id."""
 
     keyid: str

@@ -15,16 +15,16 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from donegate.errors import InvalidInput
+from donegate.record import Record
 
 DEFAULT_SCHEMA = "donegate"
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
-class TeamSettings(NamedTuple):
+class TeamSettings(Record):
     """The team ledger's URL and the PostgreSQL schema its tables live in."""
 
     url: str

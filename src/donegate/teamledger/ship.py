@@ -6,15 +6,14 @@ the batch is shipped again next time, and the upsert on uuid keeps it one row pe
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from donegate.ledger import Ledger
+from donegate.record import Record
 from donegate.teamledger.store import TeamLedger
 
 BATCH = 500
 
 
-class Shipped(NamedTuple):
+class Shipped(Record):
     """What a sync did: receipts shipped, and those still waiting (the server failed midway)."""
 
     shipped: int

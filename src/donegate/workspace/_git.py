@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
 
 from donegate import gitlisting
 from donegate.gitlisting import run
+from donegate.record import Record
 
 MAX_NESTING = 8
 
 
-class Listing(NamedTuple):
+class Listing(Record):
     """What git says about a tree: a hint of which paths are tracked, never of their content.
 
     ``tracked`` maps the index's paths to their index records, ``"mode oid stage"`` (the blob

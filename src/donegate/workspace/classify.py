@@ -11,8 +11,9 @@ whatever their kind.
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Literal
 
+from donegate.record import Record
 from donegate.workspace.patterns import matches_any
 from donegate.workspace.runnerfiles import RUNNER_FILES
 from donegate.workspace.writes import Write
@@ -81,7 +82,7 @@ DEFAULT_CONFIG_GLOBS: tuple[str, ...] = (
 HOOK_FILES: tuple[str, ...] = RUNNER_FILES
 
 
-class Rules(NamedTuple):
+class Rules(Record):
     """Path globs (see :mod:`donegate.workspace.patterns`) for the path-decided kinds."""
 
     test_globs: tuple[str, ...] = DEFAULT_TEST_GLOBS
@@ -89,7 +90,7 @@ class Rules(NamedTuple):
     config_globs: tuple[str, ...] = DEFAULT_CONFIG_GLOBS
 
 
-class ClassifiedWrite(NamedTuple):
+class ClassifiedWrite(Record):
     """A write with its kind and any flags (``"test-hook"``: see :func:`flags`)."""
 
     write: Write

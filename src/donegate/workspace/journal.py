@@ -12,14 +12,15 @@ import json
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from donegate.record import Record
 from donegate.workspace.snapshot import rfc3339, utc_now
 
 FILE_NAME = "journal.jsonl"  # in a session's directory of the state directory
 
 
-class Reported(NamedTuple):
+class Reported(Record):
     """One write as a host reported it: ``path`` may be ``None`` for a shell command."""
 
     tool: str

@@ -40,10 +40,11 @@ import time
 from collections.abc import Callable, Container, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from donegate.errors import InvalidInput
 from donegate.gitlisting import resolved
+from donegate.record import Record
 from donegate.workspace import _git, _hashes
 from donegate.workspace.patterns import DEFAULT_IGNORES, PathFilter
 from donegate.workspace.runnerfiles import WATCHED
@@ -75,7 +76,7 @@ def rfc3339(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-class Entry(NamedTuple):
+class Entry(Record):
     """One file: its digest and donegate's own stat record of it (the hashing cache key).
 
     A named tuple, not a dataclass: a snapshot holds one per file and loads them by the ten

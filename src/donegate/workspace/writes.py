@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
+from donegate.record import Record
 from donegate.workspace.snapshot import Snapshot, rfc3339
 
 Change = Literal["added", "modified", "deleted", "renamed"]
 
 
-class Write(NamedTuple):
+class Write(Record):
     """One change to one file.
 
     ``observed_at`` is when donegate observed the change (the end of the snapshot that shows it),
