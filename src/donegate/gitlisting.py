@@ -22,7 +22,6 @@ nor look where the agent points it:
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -84,7 +83,7 @@ LISTING: tuple[tuple[str, ...], ...] = (
     ("ls-files", "-z", "--others", "--exclude-per-directory=.gitignore", *_EXCLUDES),
 )
 
-_started: dict[Path, tuple[int, list[subprocess.Popen[bytes]]]] = {}
+_started: dict[Path, tuple[int, list[_Git]]] = {}
 
 
 @lru_cache(maxsize=32)
@@ -127,6 +126,8 @@ def argv(root: Path, *args: str) -> list[str] | None:
 
 def run(root: Path, *args: str) -> bytes | None:
     """``git args`` in ``root``; its stdout, or ``None`` when git fails, is missing or hangs."""
+    import subprocess  # the listing, all a stop that changed nothing runs, spawns git itself
+
     command = argv(root, *args)
     if command is None:
         return None
@@ -164,26 +165,66 @@ def toplevel(cwd: Path) -> Path | None:
     return None
 
 
-def spawn(root: Path, args: tuple[str, ...]) -> subprocess.Popen[bytes]:
-    """``git args`` in ``root``, output piped, errors discarded, never interactive."""
-    command = argv(root, *args)
-    if command is None:
-        raise OSError(f"no git directory at {root}")
-    return subprocess.Popen(
-        command,
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=environment(),
-    )
+class _Git:
+    """One running ``git`` whose standard output is read through a pipe.
+
+    Spawned with ``posix_spawn`` rather than through :mod:`subprocess`, whose import (threads,
+    signals, selectors, locale) costs a stop hook more than listing the tree does.
+    """
+
+    __slots__ = ("out", "pid")
+
+    def __init__(self, root: Path, args: tuple[str, ...]) -> None:
+        command = argv(root, *args)
+        if command is None:
+            raise OSError(f"no git directory at {root}")
+        read, write = os.pipe()  # neither end is inherited: git gets a copy as its stdout
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, write, 1),
+            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+        ]
+        try:
+            # -C: posix_spawn cannot set the working directory; git changes to it first.
+            where = ["git", "-C", str(root), *command[1:]]
+            self.pid = os.posix_spawnp("git", where, environment(), file_actions=actions)
+        except OSError:
+            os.close(read)
+            raise
+        finally:
+            os.close(write)
+        self.out = read
+
+    def output(self, deadline: float) -> bytes | None:
+        """What git printed, once it exits with 0; None if it failed or outran ``deadline``."""
+        import select
+
+        chunks: list[bytes] = []
+        try:
+            while True:
+                wait = deadline - time.monotonic()
+                if wait <= 0 or not select.select([self.out], [], [], wait)[0]:
+                    os.kill(self.pid, 9)
+                    os.waitpid(self.pid, 0)
+                    return None
+                chunk = os.read(self.out, _CHUNK)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(self.out)
+        _, status = os.waitpid(self.pid, 0)
+        return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
+
+
+_CHUNK = 1 << 20
 
 
 def start(root: Path) -> None:
     """Begin listing ``root`` now (a no-op if git cannot be started there)."""
     began = time.time_ns()
     try:
-        _started[resolved(root)] = (began, [spawn(root, args) for args in LISTING])
+        _started[resolved(root)] = (began, [_Git(root, args) for args in LISTING])
     except OSError:
         return
 
@@ -194,17 +235,8 @@ def collect(root: Path) -> tuple[int, list[bytes | None]]:
     if not procs:
         began = time.time_ns()
         try:
-            procs = [spawn(root, args) for args in LISTING]
+            procs = [_Git(root, args) for args in LISTING]
         except OSError:
             return began, [None] * len(LISTING)
-    return began, [_output(proc) for proc in procs]
-
-
-def _output(proc: subprocess.Popen[bytes]) -> bytes | None:
-    try:
-        out, _ = proc.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        return None
-    return out if proc.returncode == 0 else None
+    deadline = time.monotonic() + TIMEOUT_S
+    return began, [proc.output(deadline) for proc in procs]

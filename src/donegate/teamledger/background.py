@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import fcntl
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from donegate.teamledger.settings import team_settings
+
+if TYPE_CHECKING:
+    import subprocess
 
 LOCK_FILE = "ledger-sync.lock"
 
@@ -24,6 +27,8 @@ def ship_in_background(state_dir: Path) -> subprocess.Popen[bytes] | None:
     """Start a detached sync when a team ledger is configured; None when there is none."""
     if team_settings() is None:
         return None
+    import subprocess  # only a configured team ledger pays for it, not every stop
+
     return subprocess.Popen(
         # -P: the hook's working directory is the agent's tree, never on the import path.
         [sys.executable, "-P", "-m", "donegate", "ledger", "sync", "--state-dir", str(state_dir)],
