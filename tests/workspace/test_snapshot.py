@@ -204,3 +204,8 @@ def test_index_records_are_read_whole_and_nothing_else_is() -> None:
         "named 160000 too.py": oid,
     }
     assert submodules == ["vendor/lib"]
+    # Without a tab in any name the text is split at once: the same records come out.
+    untabbed, again = _index(text.split("\0", 1)[1])
+    assert untabbed == {p: r for p, r in tracked.items() if "\t" not in p}
+    assert again == ["vendor/lib"]
+    assert _index("") == ({}, [])
