@@ -48,6 +48,7 @@ from donegate.record import Record
 from donegate.workspace import _git, _hashes
 from donegate.workspace.patterns import DEFAULT_IGNORES, PathFilter
 from donegate.workspace.runnerfiles import WATCHED
+from donegate.workspace.walk import Listings, Walker, listings_sized
 
 Origin = Literal["git", "walk", "head", "empty"]
 Clock = Callable[[], datetime]
@@ -58,7 +59,7 @@ KEEP_LIMIT = 256 * 1024
 FORMAT_VERSION = 1  # entries of five fields (no mode) still read
 # The binary stat record (:meth:`Snapshot.to_record`): its tag and version, checked on reading.
 RECORD_TAG = "donegate-stat-record"
-RECORD_VERSION = 1
+RECORD_VERSION = 2  # 2 adds the directories' listings; a record of version 1 is still read
 _RACY_NS = 2_000_000_000
 _LARGE = 256 * 1024
 # At most this many files are read through a symlink to a directory the snapshot does not see.
@@ -136,6 +137,7 @@ class Snapshot:
         "_fingerprint",
         "algorithm",
         "entries",
+        "listings",
         "origin",
         "renewable",
         "root",
@@ -158,6 +160,7 @@ class Snapshot:
         self.algorithm = algorithm
         self.entries: dict[str, Entry] = {} if entries is None else entries
         self.started_ns = started_ns
+        self.listings: Listings = {}  # each directory's names, for the next walk (see .walk)
         self._fingerprint: str | None = None
         # How many files this snapshot read that the next one could trust by their stat (they
         # were last changed well before it began): their records are worth saving even when
@@ -208,11 +211,12 @@ class Snapshot:
         started = time.time_ns()
         seen = Seen(ignore, watch, exclude)
         found = _git.listing(top)
-        if found is None:
-            return cls._walked(top, _resolve(previous), seen, keep, clock, started)
-        paths = _listed(top, found, _walk_dir(top, "", seen, None), seen)
-        known = found.tracked
         cache_of = _resolve(previous)
+        if found is None:
+            return cls._walked(top, cache_of, seen, keep, clock, started)
+        walker = _walker(cache_of, top)
+        paths = _listed(top, found, walker.files(top, "", seen.enters, None), seen)
+        known = found.tracked
         cache = _reusable(cache_of, top, found.object_format)
         hasher = _Hasher(top, found.object_format, cache, seen)
         entries = hasher.run(sorted(paths), known, keep)
@@ -220,7 +224,8 @@ class Snapshot:
         # describes the tree from then on, which keeps the racy-clean horizon honest.
         began = min(started, found.began_ns) if found.began_ns else started
         snap = cls(top, clock(), "git", found.object_format, entries, began)
-        snap.renewable = hasher.renewable(began)
+        snap.listings = walker.listings
+        snap.renewable = hasher.renewable(began) + walker.renewable(began, _RACY_NS)
         snap._fingerprint = _unchanged(cache_of, snap)
         return snap
 
@@ -235,9 +240,11 @@ class Snapshot:
         started: int,
     ) -> Snapshot:
         hasher = _Hasher(top, "sha1", _reusable(previous, top, "sha1"), seen)
-        entries = hasher.run(sorted(_walk(top, "", seen)), {}, keep)
+        walker = _walker(previous, top)
+        entries = hasher.run(sorted(_walk(top, "", seen, walker=walker)), {}, keep)
         snap = cls(top, clock(), "walk", "sha1", entries, started)
-        snap.renewable = hasher.renewable(started)
+        snap.listings = walker.listings
+        snap.renewable = hasher.renewable(started) + walker.renewable(started, _RACY_NS)
         snap._fingerprint = _unchanged(previous, snap)
         return snap
 
@@ -298,7 +305,7 @@ class Snapshot:
         """
         entries = {path: tuple(entry) for path, entry in self.entries.items()}
         head = (RECORD_TAG, RECORD_VERSION, str(self.root), rfc3339(self.taken_at))
-        tail = (self.origin, self.algorithm, self.fingerprint, entries)
+        tail = (self.origin, self.algorithm, self.fingerprint, entries, self.listings)
         return marshal.dumps((*head, self.started_ns, *tail))
 
     @classmethod
@@ -310,12 +317,14 @@ class Snapshot:
         agree.
         """
         try:
-            tag, version, root, taken_at, started_ns, origin, algorithm, fingerprint, entries = (
-                marshal.loads(data)
-            )
-            if (tag, version) != (RECORD_TAG, RECORD_VERSION) or type(entries) is not dict:
+            fields = marshal.loads(data)
+            listings = fields[9] if fields[:2] == (RECORD_TAG, RECORD_VERSION) else {}
+            if fields[:2] not in ((RECORD_TAG, 1), (RECORD_TAG, RECORD_VERSION)):
                 return None
-            if type(fingerprint) is not str or not _entry_sized(entries):
+            _, _, root, taken_at, started_ns, origin, algorithm, fingerprint, entries = fields[:9]
+            if type(entries) is not dict or type(fingerprint) is not str:
+                return None
+            if not _entry_sized(entries) or not listings_sized(listings):
                 return None
             make = tuple.__new__  # spares ten thousand Python calls a stop
             snap = cls(
@@ -326,9 +335,10 @@ class Snapshot:
                 {path: make(Entry, e) for path, e in entries.items()},
                 int(started_ns),
             )
-        except (EOFError, ValueError, TypeError, AttributeError):
+        except (EOFError, ValueError, TypeError, AttributeError, IndexError):
             return None
         snap._fingerprint = fingerprint
+        snap.listings = listings
         return snap
 
     @property
@@ -482,10 +492,11 @@ def _listed(top: Path, found: _git.Listing, walked: list[str], seen: Seen) -> li
 
     Every tracked path is looked at, walked or not (under a default-ignored directory, or gone);
     an untracked path is noise only by the rules of :class:`Seen`. Files under a nested
-    repository are not git's to judge: none of them is taken as ignored.
+    repository are not git's to judge: none of them is taken as ignored. The untracked files
+    git lists are looked at too, walked or not: two listings must both miss a file to hide it.
     """
     tracked = found.tracked
-    untracked = set(walked).difference(tracked)  # a set difference runs in C
+    untracked = found.plain.union(walked).difference(tracked)  # set operations run in C
     return [*seen.tracked(tracked), *seen.untracked(top, untracked, _Plain(found))]
 
 
@@ -502,38 +513,19 @@ class _Plain:
         return bool(self.nested) and isinstance(path, str) and path.startswith(self.nested)
 
 
-def _walk(root: Path, prefix: str, seen: Seen, limit: int | None = None) -> list[str]:
+def _walk(
+    root: Path, prefix: str, seen: Seen, limit: int | None = None, walker: Walker | None = None
+) -> list[str]:
     """The files seen under ``root/prefix`` found by walking (no git), as paths from ``root``."""
-    found = _walk_dir(root, prefix, seen, limit)
+    found = (walker or Walker()).files(root, prefix, seen.enters, limit)
     return seen.untracked(root, found, None)
 
 
-def _walk_dir(root: Path, prefix: str, seen: Seen, limit: int | None) -> list[str]:
-    """Every non-directory under ``root/prefix`` in directories a walk enters; at most ``limit``.
-
-    A loop over a stack rather than recursive generators: this runs over every file of the
-    tree at every stop, and each level of ``yield from`` costs every file below it.
-    """
-    out: list[str] = []
-    stack = [prefix]
-    enters = seen.enters
-    while stack:
-        here = stack.pop()
-        try:
-            with os.scandir(root / here if here else root) as it:
-                children = list(it)
-        except OSError:
-            continue
-        for child in children:
-            name = child.name
-            if child.is_dir(follow_symlinks=False):
-                if enters(here + name, name):
-                    stack.append(f"{here}{name}/")
-            elif name != ".git":  # a gitfile: where a nested repository keeps its database
-                out.append(here + name)
-        if limit is not None and len(out) >= limit:
-            break
-    return out
+def _walker(previous: Snapshot | None, root: Path) -> Walker:
+    """A walk that trusts ``previous``'s listings of the same tree, past its racy horizon."""
+    if previous is None or previous.root != root:
+        return Walker()
+    return Walker(previous.listings, previous.started_ns - _RACY_NS)
 
 
 class _Hasher:
