@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import click
 
+from donegate import reach, statedir
 from donegate.errors import InvalidInput
 from donegate.exitcodes import ExitCode
 from donegate.hooks import install as installer
@@ -48,6 +50,10 @@ def _init(host: str, root: Path, uninstall: bool, command: str | None) -> int:
         return ExitCode.OK
     path = installer.install(root, host, command)
     click.echo(f"installed donegate's {host} hooks in {path}", err=True)
+    program = command.split()[0] if command else shutil.which("donegate")
+    exposed = reach.warning(root, statedir.resolve(), program)
+    if exposed:
+        click.echo(f"WARNING: {exposed}", err=True)
     starter = write_starter(root)
     if starter:
         click.echo(f"wrote {starter}: review the test command and the policy", err=True)

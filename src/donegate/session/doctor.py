@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from donegate import reach
 from donegate.errors import InvalidInput
 from donegate.hooks import install as installer
 from donegate.record import Record
@@ -37,7 +38,7 @@ class Doctor:
 
     def findings(self) -> list[Finding]:
         """Every check, in the order a person would fix them."""
-        found = [self.state_dir()]
+        found = [self.state_dir(), self.judge()]
         hosts = [h for h in installer.HOSTS if (self.root / installer.HOSTS[h].settings).exists()]
         if not any(installer.installed(self.root, h) for h in hosts):
             found.append(
@@ -58,6 +59,14 @@ class Doctor:
             fix = f"make {where} writable, or set DONEGATE_STATE_DIR to a writable directory"
             return Finding(False, f"state directory {where} is not writable: {exc}", fix)
         return Finding(True, f"state directory {where} is writable")
+
+    def judge(self) -> Finding:
+        """donegate's own code, environment and state must lie outside the agent's reach."""
+        exposed = reach.inside(self.root, self.layout.state_dir)
+        if exposed:
+            what = f"the agent can rewrite its own judge: {'; '.join(exposed)} inside {self.root}"
+            return Finding(False, what, reach.FIX)
+        return Finding(True, "donegate's code, environment and state lie outside the repository")
 
     def host(self, host: str) -> list[Finding]:
         spec = installer.HOSTS[host]

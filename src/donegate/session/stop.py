@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from donegate import reach
 from donegate.gate import Decision, Gate, GateContext
 from donegate.gate.store import FILE_NAME as GATE_FILE
 from donegate.gate.store import GateStore
@@ -93,6 +94,9 @@ def _rest(
     """Steps 3 to 8 of :func:`decide_stop`."""
     settings = space.settings()  # 3
     notes += settings.notes
+    judge_exposed = reach.warning(space.root, layout.state_dir)
+    if judge_exposed:  # nothing donegate could check would tell: the person must move it
+        notes.append(judge_exposed)
     if event.background_tasks:  # 4
         return _unchecked(receipts, receipt_id, notes)
     writes = space.writes(settings)  # 5
