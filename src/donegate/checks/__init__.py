@@ -16,8 +16,10 @@ from __future__ import annotations
 import importlib
 import logging
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
 
-from donegate.checks.base import AnyCollector, CheckContext, CheckSettings, Observation
+if TYPE_CHECKING:
+    from donegate.checks.base import AnyCollector, CheckContext, CheckSettings, Observation
 
 __all__ = [
     "BUILTIN",
@@ -31,6 +33,10 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "donegate.checks"
+# The shared names come from .base (pydantic) when first used: the plain modules of this package
+# (running a command, the witness, the bytecode store) import without it, so that ``collect`` can
+# start a test command before the models are loaded.
+_FROM_BASE = ("AnyCollector", "CheckContext", "CheckSettings", "Observation")
 _log = logging.getLogger(__name__)
 
 # check_type -> "module:attribute" of its collector, imported when a configuration names it: a
@@ -85,6 +91,12 @@ def _load(name: str, where: str, load: object) -> AnyCollector | None:
         _BROKEN[name] = f"plugin {where} has no settings_model and collect()"
         return None
     return collector  # type: ignore[no-any-return]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_BASE:
+        return getattr(importlib.import_module("donegate.checks.base"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def lookup(check_type: str) -> AnyCollector:
