@@ -14,7 +14,6 @@ configuration names it, never silently skipped into a pass.
 from __future__ import annotations
 
 import importlib
-import logging
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +36,6 @@ ENTRY_POINT_GROUP = "donegate.checks"
 # (running a command, the witness, the bytecode store) import without it, so that ``collect`` can
 # start a test command before the models are loaded.
 _FROM_BASE = ("AnyCollector", "CheckContext", "CheckSettings", "Observation")
-_log = logging.getLogger(__name__)
 
 # check_type -> "module:attribute" of its collector, imported when a configuration names it: a
 # run of one test command does not pay for the HTTP and database collectors' modules.
@@ -62,12 +60,15 @@ def _builtin(check_type: str) -> AnyCollector:
 def _plugins() -> dict[str, AnyCollector]:
     # Reading every installed distribution's metadata is slow: done only for a check type that is
     # not built in.
+    import logging
     from importlib.metadata import entry_points
 
     found: dict[str, AnyCollector] = {}
     for point in entry_points(group=ENTRY_POINT_GROUP):
         if point.name in BUILTIN or point.name in found:
-            _log.warning("plugin %s cannot replace check type %r", point.value, point.name)
+            logging.getLogger(__name__).warning(
+                "plugin %s cannot replace check type %r", point.value, point.name
+            )
             continue
         collector = _load(point.name, point.value, point.load)
         if collector is not None:
