@@ -20,13 +20,16 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from donegate.checks import _bytecode, _reportfile, _runenv, _runners, _witness, globs
-from donegate.checks._junit import TestReport, read_junit, read_summary
-from donegate.checks._outcomes import Outcomes
 from donegate.checks._process import Running, RunResult, start_group
 from donegate.checks._witness import WitnessReport, WitnessSetup
 from donegate.workspace.runnerfiles import JUDGE_FILES, RUNNER_FILES
+
+if TYPE_CHECKING:
+    from donegate.checks._junit import TestReport
+    from donegate.checks._outcomes import Outcomes
 
 _PYTEST_IN_SHELL = re.compile(r"(?:^|[\s/;&|(])(?:py\.test|pytest)(?:\s|$|;|&|\|)")
 DEFAULT_TIMEOUT_S = 900.0
@@ -302,6 +305,9 @@ def _set(env: dict[str, str], name: str, value: str | None) -> None:
 
 
 def _read_reports(invocation: Invocation, run: RunResult, run_dir: Path) -> Reports:
+    # Imported after the run (by then test_run has imported it): starting needs no parser.
+    from donegate.checks._junit import read_junit, read_summary
+
     if invocation.runner_report is not None:
         outcomes, unread = _runners.read(invocation.runner_report, run_dir)
         return Reports(outcomes=outcomes, unread=unread)
