@@ -90,9 +90,11 @@ class Running:
     started: float
 
     def wait(self, timeout_s: float) -> RunResult:
-        """Wait for the command (at most ``timeout_s`` s), then kill what is left of its group."""
+        """Wait for the command until ``timeout_s`` s after it started, then kill what is left
+        of its group."""
+        left = max(0.0, timeout_s - (time.monotonic() - self.started))
         try:
-            returncode, timed_out = _wait(self.proc, timeout_s)
+            returncode, timed_out = _wait(self.proc, left)
         finally:
             _kill_group(self.proc.pid)  # whatever went wrong, nothing of it outlives the run
         with self.output:
