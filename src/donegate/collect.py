@@ -35,6 +35,7 @@ from donegate.instant import Instant
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from donegate.checks._launch import Started
     from donegate.checks.sealed import Sealed
 
 VERIFIER_ID = f"donegate/{__version__}"
@@ -56,6 +57,7 @@ def collect(
     tainted: frozenset[str] = frozenset(),
     void_runs: tuple[str, ...] = (),
     bytecode: Path | None = None,
+    prestarted: Started | None = None,
 ) -> Claim:
     """``claim`` with one evidence item per configured check appended, and its verdict computed.
 
@@ -68,6 +70,9 @@ def collect(
     (code under test that can shape its own verdict): such checks are recorded as absent.
     ``bytecode`` is where test runs keep the bytecode donegate compiled for them (a sealed run
     uses its state directory's); without one, every run compiles its imports anew.
+    ``prestarted`` is a test command started before this call (see :mod:`donegate.cli.prestart`):
+    the configuration's one ``test_run`` takes it over if it was started for exactly that check
+    and this claim, and it is stopped otherwise.
     """
     claim = _relabel_forged(claim)
     prefetch = _Prefetch(_AFTER_RUN)
@@ -79,6 +84,7 @@ def collect(
         void_runs=void_runs,
         bytecode=bytecode,
         on_spawn=prefetch.start,
+        prestarted=prestarted,
     )
     prefetch.join()
     # Imported here, whether or not the prefetch did: a module it failed to import raises now.
@@ -105,12 +111,16 @@ def collect_evidence(
     void_runs: tuple[str, ...] = (),
     bytecode: Path | None = None,
     on_spawn: Callable[[], None] | None = None,
+    prestarted: Started | None = None,
 ) -> list[Evidence]:
     """Run every configured check concurrently; one evidence item each, in configuration order.
 
-    ``on_spawn`` is called by a check whose command has started (see
-    :class:`~donegate.checks.CheckContext`).
+    ``on_spawn`` is called by a check whose command has started, ``prestarted`` is offered to a
+    configuration of one check (see :class:`~donegate.checks.CheckContext`).
     """
+    if prestarted is not None and len(config.checks) != 1:
+        prestarted.close()  # started for one test_run: no other configuration runs it
+        prestarted = None
     if not config.checks:
         return []
     context = CheckContext(
@@ -120,11 +130,16 @@ def collect_evidence(
         tainted=tainted,
         bytecode=bytecode,
         on_spawn=on_spawn,
+        prestarted=prestarted,
     )
     if sealed is not None:
         context = _in_copy(context, sealed)
     if len(config.checks) == 1:  # nothing to run beside it: no pool to import and start
-        return [_observe(config.checks[0], claim, config, context, sealed, void_runs)]
+        try:
+            return [_observe(config.checks[0], claim, config, context, sealed, void_runs)]
+        finally:
+            if prestarted is not None:
+                prestarted.close()  # ended here if the check did not take it over
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=len(config.checks)) as pool:
@@ -163,7 +178,10 @@ def _observe(
     sealed: Sealed | None,
     void_runs: tuple[str, ...] = (),
 ) -> Evidence:
-    at = Instant.now()  # the observation begins now: rule 2 compares this with the mutations
+    # The observation begins now (rule 2 compares this with the mutations), or began when the
+    # command offered to this check started (earlier than any other start of it).
+    early = context.prestarted
+    at = Instant.now() if early is None else Instant.from_ns(early.at_ns)
     started = time.monotonic()
     why = _unsealed_why(sealed, context) if sealed is not None else None
     if void_runs and spec.settings.check_type == "test_run":

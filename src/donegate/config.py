@@ -10,8 +10,6 @@ naming the key path (``checks[1].timeout_s``).
 from __future__ import annotations
 
 import os
-import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +17,7 @@ from typing import Any
 
 from pydantic import ConfigDict, ValidationError
 
-from donegate import checks
+from donegate import checks, configtext
 from donegate.checks.base import CheckSettings
 from donegate.errors import InvalidInput
 from donegate.gate.table import GateTable, parse_gate_tables
@@ -30,7 +28,6 @@ from donegate.wire import translate
 
 CONFIG_FILE = "donegate.toml"
 _TOP_LEVEL = ("policy", "checks", "trust", "gate", "requirements", "judge", "scan")
-_VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class _StrictPolicy(Policy):
@@ -83,10 +80,7 @@ class Config:
 def load_config(path: str | Path, *, environ: Mapping[str, str] | None = None) -> Config:
     """Read and validate a ``donegate.toml`` file; relative paths in it start at its directory."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"cannot read configuration {path}: {exc}") from None
+    text = configtext.read_text(path)
     return parse_config(text, base_dir=path.resolve().parent, environ=environ, source=str(path))
 
 
@@ -98,16 +92,8 @@ def parse_config(
     source: str = "<config>",
 ) -> Config:
     """Validate configuration TOML text; ``environ`` defaults to the process environment."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput(f"{source} is not valid TOML: {exc}") from None
-    secrets: set[str] = set()
-    # [judge] names its key's variable, read only when the judge is called: not expanded here.
-    judge = raw.pop("judge", None)
-    expanded = _expand(raw, "", os.environ if environ is None else environ, secrets)
-    if judge is not None:
-        expanded["judge"] = judge
+    environ = os.environ if environ is None else environ
+    expanded, secrets = configtext.expanded(text, environ, source)
     redactor = NO_SECRETS.with_secrets(secrets)
     try:
         return _build(expanded, base_dir or Path.cwd(), redactor, source)
@@ -182,30 +168,3 @@ MAX_TIMEOUT_S = 86400
 def _check_timeout(value: object, path: str) -> None:
     if isinstance(value, int | float) and not 0 < value <= MAX_TIMEOUT_S:
         raise InvalidInput(f"expected more than 0 and at most {MAX_TIMEOUT_S} s, got {value}", path)
-
-
-def _expand(value: Any, path: str, environ: Mapping[str, str], secrets: set[str]) -> Any:
-    """``value`` with ``${NAME}`` replaced from ``environ``; expanded values go to ``secrets``."""
-    if isinstance(value, dict):
-        return {k: _expand(v, _join(path, k), environ, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_expand(v, f"{path}[{i}]", environ, secrets) for i, v in enumerate(value)]
-    if not isinstance(value, str):
-        return value
-    recorded = ".expected" in path  # evidence carries expectations; they are not secrets
-
-    def substitute(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name is None:
-            return "$"
-        if name not in environ:
-            raise InvalidInput(f"environment variable {name} is not set", path)
-        if not recorded:
-            secrets.add(environ[name])
-        return environ[name]
-
-    return _VARIABLE.sub(substitute, value)
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key

@@ -85,7 +85,12 @@ class Instant:
     @classmethod
     def now(cls) -> Self:
         """The clock's time, written as UTC with nanoseconds (the digits the clock reports)."""
-        whole, nanoseconds = divmod(time.time_ns(), 10**9)
+        return cls.from_ns(time.time_ns())
+
+    @classmethod
+    def from_ns(cls, ns: int) -> Self:
+        """The instant ``ns`` nanoseconds after the epoch (as ``time.time_ns`` reports it)."""
+        whole, nanoseconds = divmod(ns, 10**9)
         moment = datetime.fromtimestamp(whole, UTC).replace(tzinfo=None).isoformat()
         return cls.parse(f"{moment}.{nanoseconds:09d}Z")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from donegate.checks._process import run_group
+from donegate.checks._process import RunResult, run_group, start_group
 
 
 def test_on_spawn_is_called_once_before_the_command_ends(tmp_path: Path) -> None:
@@ -34,3 +34,13 @@ def test_a_failing_on_spawn_still_ends_the_command(tmp_path: Path) -> None:
         run_group([sys.executable, "-c", code], tmp_path, {}, 10, on_spawn)
     time.sleep(1.5)
     assert not survived.exists()
+
+
+def test_the_timeout_counts_from_the_start_not_from_the_wait(tmp_path: Path) -> None:
+    running = start_group([sys.executable, "-c", "import time; time.sleep(30)"], tmp_path, {})
+    assert not isinstance(running, RunResult)
+    time.sleep(1.0)  # the caller was busy (a collect loading its models) while it ran
+    began = time.monotonic()
+    run = running.wait(1.0)
+    assert run.timed_out
+    assert time.monotonic() - began < 0.5  # it had used up its second: stopped at once

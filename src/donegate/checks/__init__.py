@@ -14,10 +14,11 @@ configuration names it, never silently skipped into a pass.
 from __future__ import annotations
 
 import importlib
-import logging
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
 
-from donegate.checks.base import AnyCollector, CheckContext, CheckSettings, Observation
+if TYPE_CHECKING:
+    from donegate.checks.base import AnyCollector, CheckContext, CheckSettings, Observation
 
 __all__ = [
     "BUILTIN",
@@ -31,7 +32,10 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "donegate.checks"
-_log = logging.getLogger(__name__)
+# The shared names come from .base (pydantic) when first used: the plain modules of this package
+# (running a command, the witness, the bytecode store) import without it, so that ``collect`` can
+# start a test command before the models are loaded.
+_FROM_BASE = ("AnyCollector", "CheckContext", "CheckSettings", "Observation")
 
 # check_type -> "module:attribute" of its collector, imported when a configuration names it: a
 # run of one test command does not pay for the HTTP and database collectors' modules.
@@ -56,12 +60,15 @@ def _builtin(check_type: str) -> AnyCollector:
 def _plugins() -> dict[str, AnyCollector]:
     # Reading every installed distribution's metadata is slow: done only for a check type that is
     # not built in.
+    import logging
     from importlib.metadata import entry_points
 
     found: dict[str, AnyCollector] = {}
     for point in entry_points(group=ENTRY_POINT_GROUP):
         if point.name in BUILTIN or point.name in found:
-            _log.warning("plugin %s cannot replace check type %r", point.value, point.name)
+            logging.getLogger(__name__).warning(
+                "plugin %s cannot replace check type %r", point.value, point.name
+            )
             continue
         collector = _load(point.name, point.value, point.load)
         if collector is not None:
@@ -85,6 +92,12 @@ def _load(name: str, where: str, load: object) -> AnyCollector | None:
         _BROKEN[name] = f"plugin {where} has no settings_model and collect()"
         return None
     return collector  # type: ignore[no-any-return]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_BASE:
+        return getattr(importlib.import_module("donegate.checks.base"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def lookup(check_type: str) -> AnyCollector:

@@ -27,11 +27,8 @@ Only bytecode of donegate's own interpreter version is kept; other interpreters 
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import hashlib
-import importlib.util
-import marshal
 import os
 import re
 import sys
@@ -161,6 +158,10 @@ def run_prefix(root: Path | None, key: str, fresh: Path, skip: Iterable[Path]) -
 
 def _store(entry: Path, data: bytes, source: str, rel: str) -> bool:
     """Write donegate's compile of ``data`` (the bytes of ``source``) as ``entry``."""
+    # Here, not at the top: needed only after a run that compiled something donegate lacks.
+    import importlib.util
+    import marshal
+
     try:
         code = _compiled(data, source, _NAME.fullmatch(Path(rel).name))
     except (SyntaxError, ValueError):
@@ -186,6 +187,8 @@ def _compiled(data: bytes, source: str, name: re.Match[str] | None) -> CodeType 
         return None
     if pytest.__version__ != name["pytest"]:
         return None
+    import ast
+
     # As pytest's own cache does: the ini's enable_assertion_pass_hook is not part of its key.
     tree = ast.parse(data, filename=source)
     rewrite_asserts(tree, data, source, None)

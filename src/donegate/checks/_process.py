@@ -49,27 +49,63 @@ def run_group(
 
     ``on_spawn`` is called once the command has started, before waiting for it.
     """
+    running = start_group(argv, cwd, env)
+    if isinstance(running, RunResult):
+        return running
+    try:
+        if on_spawn is not None:
+            on_spawn()
+    except BaseException:
+        running.stop()
+        raise
+    return running.wait(timeout_s)
+
+
+def start_group(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Running | RunResult:
+    """Start ``argv`` in a new session: the running command, or why it could not start."""
     started = time.monotonic()
-    with tempfile.TemporaryFile() as output:
+    output = tempfile.TemporaryFile()  # noqa: SIM115 (kept open while the command runs)
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        output.close()
+        return RunResult(None, False, time.monotonic() - started, "", _start_error(exc, argv))
+    return Running(proc, output, started)
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    """A command started by :func:`start_group`: wait for it, or stop it; either ends it all."""
+
+    proc: subprocess.Popen[bytes]
+    output: IO[bytes]
+    started: float
+
+    def wait(self, timeout_s: float) -> RunResult:
+        """Wait for the command until ``timeout_s`` s after it started, then kill what is left
+        of its group."""
+        left = max(0.0, timeout_s - (time.monotonic() - self.started))
         try:
-            proc = subprocess.Popen(
-                list(argv),
-                cwd=cwd,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return RunResult(None, False, time.monotonic() - started, "", _start_error(exc, argv))
-        try:
-            if on_spawn is not None:
-                on_spawn()
-            returncode, timed_out = _wait(proc, timeout_s)
+            returncode, timed_out = _wait(self.proc, left)
         finally:
-            _kill_group(proc.pid)  # whatever went wrong, nothing of the command outlives the run
-        return RunResult(returncode, timed_out, time.monotonic() - started, _tail(output))
+            _kill_group(self.proc.pid)  # whatever went wrong, nothing of it outlives the run
+        with self.output:
+            tail = _tail(self.output)
+        return RunResult(returncode, timed_out, time.monotonic() - self.started, tail)
+
+    def stop(self) -> None:
+        """Kill the whole group now and reap the command (its result is not wanted)."""
+        _kill_group(self.proc.pid)
+        self.proc.wait()
+        self.output.close()
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, bool]:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from donegate.checks import _gotest, _jsreports, _libtest, _reportfile
-from donegate.checks._outcomes import Outcomes
+from donegate.checks import _reportfile
+
+if TYPE_CHECKING:
+    from donegate.checks._outcomes import Outcomes
 
 Runner = Literal["pytest", "vitest", "jest", "go", "cargo", "node", "junit"]
 RUNNERS: tuple[Runner, ...] = ("pytest", "vitest", "jest", "go", "cargo", "node", "junit")
@@ -121,6 +123,9 @@ def read(report: RunnerReport, run_dir: Path) -> tuple[Outcomes | None, str | No
 
 
 def _parse(runner: Runner, data: bytes, run_dir: Path) -> Outcomes | None:
+    # The readers are imported after the run: starting the command needs none of them.
+    from donegate.checks import _gotest, _jsreports, _libtest
+
     if runner == "go":
         return _gotest.read(data)
     if runner == "cargo":

@@ -58,10 +58,14 @@ _MACHINERY = (
 _MISSING = object()
 
 
+# Each spec split once: the machinery is looked up again after every test report.
+_PATHS = {spec: (spec.partition(":")[0], spec.partition(":")[2].split(".")) for spec in _MACHINERY}
+
+
 def _lookup(spec: str) -> Any:
-    module_name, _, attr_path = spec.partition(":")
+    module_name, parts = _PATHS[spec]
     obj = sys.modules.get(module_name, _MISSING)
-    for part in attr_path.split("."):
+    for part in parts:
         if obj is _MISSING:
             break
         # The class's own dict: a classmethod or property is compared as itself, not as bound.

@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from donegate.claim import Mutation
 from donegate.redact import NO_SECRETS, Redactor
+
+if TYPE_CHECKING:
+    from donegate.checks._launch import Started
 
 PositiveSeconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
@@ -64,6 +67,8 @@ class CheckContext:
     test runs (see :mod:`donegate.checks._bytecode`); without it every run compiles anew.
     ``on_spawn``, when set, is called once a check's command has started: the caller may then use
     the idle core for work it needs only after the run (see :mod:`donegate.collect`).
+    ``prestarted`` is a ``test_run`` command started before the checks were loaded (see
+    :mod:`donegate.cli.prestart`); the check it was started for takes it over.
     """
 
     base_dir: Path
@@ -74,6 +79,7 @@ class CheckContext:
     tainted: frozenset[str] = frozenset()
     bytecode: Path | None = None
     on_spawn: Callable[[], None] | None = None
+    prestarted: Started | None = None
 
     @property
     def run_dir(self) -> Path:

@@ -20,43 +20,25 @@ a pass, failing tests are named, ``must_pass`` ids are matched exactly in the ru
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import shlex
-import shutil
-import tempfile
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import Field, JsonValue, model_validator
 
-from donegate.checks import (
-    _bytecode,
-    _integrity,
-    _mustpass,
-    _outcomes,
-    _reportfile,
-    _runenv,
-    _runners,
-    _witness,
-    globs,
-)
-from donegate.checks._junit import TestReport, read_junit, read_summary
+from donegate.checks import _integrity, _launch, _mustpass, _outcomes, _runners
+from donegate.checks._launch import Launch, Place, Refusal, Reports, Started
 from donegate.checks._nodeid import NodeId, NodeIdError
 from donegate.checks._outcomes import Outcomes
-from donegate.checks._process import RunResult, run_group
-from donegate.checks._witness import WitnessReport, WitnessSetup
+from donegate.checks._process import RunResult
+from donegate.checks._witness import WitnessReport
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
-from donegate.workspace.runnerfiles import JUDGE_FILES, RUNNER_FILES
 
 _COUNT_KEYS = ("passed", "failed", "errors", "skipped")
 MAX_FAILING_NAMED = 20
 _PROVEN = _outcomes.PROVEN
 # pytest: 3 internal error, 4 usage error (a broken conftest), 5 no tests collected.
 _PYTEST_NOTHING_RAN = {3: "pytest internal error", 4: "pytest usage error", 5: "no tests collected"}
-_PYTEST_IN_SHELL = re.compile(r"(?:^|[\s/;&|(])(?:py\.test|pytest)(?:\s|$|;|&|\|)")
 
 
 def _count_like(key: str, value: JsonValue) -> bool:
@@ -77,7 +59,7 @@ class TestRunSettings(CheckSettings):
     shell: bool = False
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
-    timeout_s: PositiveSeconds = 900.0
+    timeout_s: PositiveSeconds = _launch.DEFAULT_TIMEOUT_S
     must_pass: list[str] = Field(default_factory=list)
     protect: list[str] = Field(default_factory=list)
     protect_runner_files: bool = True
@@ -112,15 +94,24 @@ class TestRunSettings(CheckSettings):
                 raise ValueError(f"must_pass: {exc}") from None
         return self
 
+    def launch(self) -> Launch:
+        """What these settings run, and how."""
+        command = self.command if isinstance(self.command, str) else tuple(self.command)
+        return Launch(
+            command=command,
+            shell=self.shell,
+            cwd=self.cwd,
+            env=dict(self.env),
+            timeout_s=self.timeout_s,
+            protect=tuple(self.protect),
+            protect_runner_files=self.protect_runner_files,
+            runner=self.runner,
+            report=self.report,
+        )
+
     def runner_kind(self) -> _runners.Runner | None:
         """The runner: as configured, ``junit`` with a ``report``, else told from the command."""
-        if self.runner is not None:
-            return self.runner
-        if self.report is not None:
-            return "junit"
-        if self.is_pytest():
-            return "pytest"
-        return None if isinstance(self.command, str) else _runners.detect(self.command)
+        return self.launch().runner_kind()
 
     def default_target(self) -> str:
         """The command as written (the collector masks secrets in it)."""
@@ -128,12 +119,7 @@ class TestRunSettings(CheckSettings):
 
     def is_pytest(self) -> bool:
         """Does the command run pytest (so that donegate can ask it for a JUnit report)?"""
-        if self.runner is not None or self.report is not None:
-            return self.runner == "pytest"
-        if isinstance(self.command, str):
-            return bool(_PYTEST_IN_SHELL.search(self.command))
-        names = [Path(arg).name for arg in self.command[:4]]
-        return any(n in ("pytest", "py.test") for n in names)
+        return self.launch().is_pytest()
 
 
 class TestRun:
@@ -143,174 +129,57 @@ class TestRun:
     settings_model = TestRunSettings
 
     def collect(self, settings: TestRunSettings, context: CheckContext) -> Observation:
-        """Run the command unless a protected file was written, and judge what ran."""
-        touched = _protected_write(settings, context)
-        if touched is not None:
-            return touched
-        # Made for this run only, 0700, with a random name: the report paths cannot be pre-made.
-        with tempfile.TemporaryDirectory(prefix="donegate-run-") as scratch:
-            try:
-                invocation = _invocation(settings, context, Path(scratch))
-            except _runners.RunnerCommandError as exc:
-                return Observation.absent(str(exc))
-            cwd = context.run_dir / (settings.cwd or ".")
-            run = _run(settings, invocation, cwd, context, Path(scratch))
-            reports = _read_reports(invocation, run, cwd)
+        """Run the command unless a protected file was written, and judge what ran.
+
+        A run that ``context.prestarted`` holds is used when it was started for exactly these
+        settings and this context; otherwise it is stopped and the command starts anew.
+        """
+        launch, place = settings.launch(), _place(context)
+        started = _adopted(context.prestarted, launch, place)
+        if started is None:
+            begun = _launch.start(launch, place)
+            if isinstance(begun, Refusal):
+                return Observation.absent(begun.why, **begun.detail)
+            started = begun
+        if context.on_spawn is not None:
+            _announce(started, context.on_spawn)
+        run, reports = started.finish()
         return _judge(settings, run, reports, context)
 
 
 TEST_RUN = TestRun()
 
 
-def _run(
-    settings: TestRunSettings,
-    invocation: _Invocation,
-    cwd: Path,
-    context: CheckContext,
-    scratch: Path,
-) -> RunResult:
-    """Run the command with bytecode only from a cache of donegate's (see ``_bytecode``), so that
-    a ``.pyc`` planted in a ``__pycache__`` directory is never used."""
-    # Runs of one command import much alike, in any project: they share their bytecode.
-    key = json.dumps([settings.command, settings.cwd])
-    # The store is for the libraries: the project's code changes at every edit, and a sealed
-    # copy or this run's scratch has a new path at every run.
-    project = (context.base_dir, context.run_dir, scratch, *map(Path, context.pythonpath))
-    with _bytecode.run_prefix(context.bytecode, key, scratch / "pycache", project) as prefix:
-        env = {**invocation.env, "PYTHONPYCACHEPREFIX": str(prefix)}
-        return run_group(invocation.argv, cwd, env, settings.timeout_s, context.on_spawn)
-
-
-def _protected_write(settings: TestRunSettings, context: CheckContext) -> Observation | None:
-    always = (*RUNNER_FILES, *JUDGE_FILES) if settings.protect_runner_files else ()
-    patterns = [*settings.protect, *always]
-    # Content an agent wrote in an earlier session and no person accepted judges nothing either.
-    for target in sorted(context.tainted):
-        pattern = globs.first_match(patterns, target)
-        if pattern is not None:
-            return Observation.absent(
-                f"{target!r} (protected by {pattern!r}) holds content an agent wrote that no "
-                f"person has accepted; review it, then run `donegate accept {target}`",
-                protected_write=target,
-            )
-    for mutation in context.mutations:
-        target = globs.normalise(mutation.target, str(context.base_dir))
-        pattern = globs.first_match(patterns, target)
-        if pattern is not None:
-            return Observation.absent(
-                f"mutation {mutation.id} wrote {target!r}, which matches the protected pattern "
-                f"{pattern!r}: a run after editing what judges the run shows nothing",
-                protected_write=target,
-            )
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class _Invocation:
-    argv: list[str]
-    env: dict[str, str]
-    junit: Path | None = None
-    witness: WitnessSetup | None = None
-    runner_report: _runners.RunnerReport | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Reports:
-    witness: WitnessReport | None = None
-    junit: TestReport | None = None
-    summary: TestReport | None = None
-    outcomes: Outcomes | None = None
-    unread: str | None = None
-
-
-def _invocation(settings: TestRunSettings, context: CheckContext, scratch: Path) -> _Invocation:
-    env = _runenv.base_environment(settings.env)
-    team_path = settings.env.get("PYTHONPATH", "").split(os.pathsep)
-    code_path = _runenv.search_path(context.pythonpath, team_path)
-    if isinstance(settings.command, str):
-        bash = shutil.which("bash") or "bash"
-        argv = [bash, "-o", "pipefail", "-c", settings.command]
-    else:
-        argv = list(settings.command)
-    if not settings.is_pytest():
-        _set(env, "PYTHONPATH", code_path)
-        return _runner_invocation(settings, argv, env, context, scratch)
-    return _pytest_invocation(settings, argv, env, code_path, scratch)
-
-
-def _runner_invocation(
-    settings: TestRunSettings,
-    argv: list[str],
-    env: dict[str, str],
-    context: CheckContext,
-    scratch: Path,
-) -> _Invocation:
-    runner = settings.runner_kind()
-    if runner is None:
-        return _Invocation(argv, env)
-    if settings.report is not None:
-        # The runner writes where the team configured: a file found there now is stale.
-        cwd = context.run_dir / (settings.cwd or ".")
-        path = cwd / _runners.report_flag_path(settings.report)
-        before = _reportfile.clear(path)
-        return _Invocation(argv, env, runner_report=_runners.RunnerReport(runner, path, before))
-    if settings.shell:
-        raise _runners.RunnerCommandError(
-            f"runner {runner!r}: donegate adds its reporter flags to an argv command, not to a "
-            'shell line; give command as a list, or have it write JUnit to report = "junit:PATH"'
-        )
-    argv, path = _runners.with_reporter(runner, argv, scratch)
-    return _Invocation(argv, env, runner_report=_runners.RunnerReport(runner, path))
-
-
-def _pytest_invocation(
-    settings: TestRunSettings,
-    argv: list[str],
-    env: dict[str, str],
-    code_path: str | None,
-    scratch: Path,
-) -> _Invocation:
-    witness = _witness.prepare(scratch)
-    junit = scratch / "junit.xml"
-    ours = ["-p", witness.module, f"--junitxml={junit}"]
-    # The witness gives these back as the team set them, so that the code under test (and the
-    # processes it starts) sees the team's environment, not where the reports go.
-    restore = {name: settings.env.get(name) for name in ("PYTHONSAFEPATH", "PYTEST_ADDOPTS")}
-    restore["PYTHONPATH"] = code_path
-    # No working directory first on sys.path: a pytest.py there cannot replace the runner.
-    env["PYTHONSAFEPATH"] = "1"
-    env["PYTHONPATH"] = _runenv.search_path([code_path or ""], [str(witness.plugin_dir)]) or ""
-    env[witness.env_var] = witness.settings(restore, cwd_last=True)
-    if settings.shell:
-        # The shell line is the team's; donegate's options travel in the environment.
-        env["PYTEST_ADDOPTS"] = shlex.join([*shlex.split(env.get("PYTEST_ADDOPTS", "")), *ours])
-    else:
-        argv = [*argv, *ours]
-    return _Invocation(argv, env, junit, witness)
-
-
-def _set(env: dict[str, str], name: str, value: str | None) -> None:
-    if value is None:
-        env.pop(name, None)
-    else:
-        env[name] = value
-
-
-def _read_reports(invocation: _Invocation, run: RunResult, run_dir: Path) -> _Reports:
-    if invocation.runner_report is not None:
-        outcomes, unread = _runners.read(invocation.runner_report, run_dir)
-        return _Reports(outcomes=outcomes, unread=unread)
-    if invocation.witness is None or invocation.junit is None:
-        return _Reports()
-    return _Reports(
-        witness=_witness.read_report(invocation.witness.report),
-        junit=read_junit(invocation.junit),
-        summary=read_summary(run.output_tail),
+def _place(context: CheckContext) -> Place:
+    return Place(
+        base_dir=context.base_dir,
+        run_dir=context.run_dir,
+        mutations=tuple((m.id, m.target) for m in context.mutations),
+        tainted=context.tainted,
+        pythonpath=context.pythonpath,
+        bytecode=context.bytecode,
     )
 
 
+def _adopted(prestarted: Started | None, launch: Launch, place: Place) -> Started | None:
+    if prestarted is None:
+        return None
+    if prestarted.fits(launch, place):
+        return prestarted
+    prestarted.close()  # started for other settings or another claim: it shows nothing here
+    return None
+
+
+def _announce(started: Started, on_spawn: Callable[[], None]) -> None:
+    try:
+        on_spawn()
+    except BaseException:
+        started.close()
+        raise
+
+
 def _judge(
-    settings: TestRunSettings, run: RunResult, reports: _Reports, context: CheckContext
+    settings: TestRunSettings, run: RunResult, reports: Reports, context: CheckContext
 ) -> Observation:
     detail = _detail(run, context)
     why = _why_not_a_run(settings, run)
@@ -335,7 +204,7 @@ def _judge(
 
 
 def _judge_runner(
-    settings: TestRunSettings, run: RunResult, reports: _Reports, detail: dict[str, Any]
+    settings: TestRunSettings, run: RunResult, reports: Reports, detail: dict[str, Any]
 ) -> Observation:
     """Judge a run of a runner other than pytest by the report donegate asked it for."""
     outcomes = reports.outcomes
@@ -394,9 +263,7 @@ def _why_not_a_run(settings: TestRunSettings, run: RunResult) -> str | None:
     return None
 
 
-def _why_not_trusted(
-    reports: _Reports, context: CheckContext, detail: dict[str, Any]
-) -> str | None:
+def _why_not_trusted(reports: Reports, context: CheckContext, detail: dict[str, Any]) -> str | None:
     """Why what pytest reported cannot be believed, if it cannot."""
     report = reports.witness
     if report is None:

@@ -2,8 +2,9 @@
 
 ``main`` is the console script. The hosts' hooks run ``donegate hook HOST`` at every agent stop,
 in a fresh process: that one path skips loading the command-line framework (a quarter of its
-start-up time); everything else, ``donegate hook --help`` included, goes through the click
-application in :mod:`donegate.cli.app`.
+start-up time). ``donegate collect`` starts its test command before loading it
+(:mod:`donegate.cli.prestart`). Everything else, ``donegate hook --help`` included, goes
+through the click application in :mod:`donegate.cli.app`.
 """
 
 from __future__ import annotations
@@ -23,9 +24,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv is None:  # this process's own command, which ends when the hook has answered
             _spare_the_exit_collection()
         return code
+    if args[:1] == ["collect"]:
+        return _collect(args, spare_the_exit=argv is None)
     from donegate.cli.app import run
 
     return run(args)
+
+
+def _collect(args: list[str], *, spare_the_exit: bool) -> int:
+    """``donegate collect``, its test command started before click and the models are loaded."""
+    from donegate.cli.prestart import prestart
+
+    early = prestart(args[1:])
+    try:
+        from donegate.cli.app import run
+
+        code = run(args, early)
+    finally:
+        if early is not None:
+            early.close()  # a run nothing took over: stopped, and its scratch removed
+    if spare_the_exit:
+        _spare_the_exit_collection()
+    return code
 
 
 def _hook_args(args: list[str]) -> tuple[str, str | None] | None:

@@ -59,11 +59,14 @@ def cli() -> None:
     """
 
 
-def run(args: Sequence[str]) -> int:
-    """Run the CLI on ``args`` and return its exit code, decided here for every command."""
+def run(args: Sequence[str], obj: object = None) -> int:
+    """Run the CLI on ``args`` and return its exit code, decided here for every command.
+
+    ``obj`` is handed to the commands as click's context object (see :mod:`donegate.cli`).
+    """
     args = list(args)
     try:
-        result = cli.main(args, prog_name="donegate", standalone_mode=False)
+        result = cli.main(args, prog_name="donegate", standalone_mode=False, obj=obj)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from donegate.claim import Claim, load_claim, parse_claim
+from donegate.cli.prestart import Flags, Prestart, bytecode_store
 from donegate.cli.report import show
 from donegate.exitcodes import HELP_TABLE
 from donegate.instant import Instant
@@ -57,11 +58,15 @@ def collect(
     from donegate.config import load_config
     from donegate.enforce import exit_code
 
-    document = _claim(claim, task_id, claimed_outcome, mutations)
+    early = _prestarted()
+    flags = Flags(config_path, task_id or "", claimed_outcome, mutations)
+    at = Instant.now() if early is None else Instant.from_ns(early.claimed_ns)
+    document = _claim(claim, task_id, claimed_outcome, mutations, at)
     config = load_config(config_path)
     for warning in config.warnings():
         click.echo(f"donegate: warning: {warning}", err=True)
-    done = collect_claim(document, config, bytecode=_bytecode_store())
+    prestarted = None if early is None or claim is not None else early.run_for(flags)
+    done = collect_claim(document, config, bytecode=bytecode_store(), prestarted=prestarted)
     if sign:
         from donegate.collect import VERIFIER_ID
         from donegate.signing.evidence import sign_collected
@@ -73,20 +78,14 @@ def collect(
     return exit_code(done.verdict, enabled=enforce)
 
 
-def _bytecode_store() -> Path | None:
-    """Where test runs keep donegate's bytecode: the state directory's store, if there is one."""
-    from donegate import statedir
-    from donegate.checks._bytecode import STORE_DIR
-    from donegate.errors import InvalidInput
-
-    try:
-        return statedir.ensure() / STORE_DIR
-    except InvalidInput:
-        return None  # no state directory: every run compiles its imports anew, as before
+def _prestarted() -> Prestart | None:
+    """The test run that ``donegate.cli.main`` started for this collect, if it started one."""
+    held = click.get_current_context().obj
+    return held if isinstance(held, Prestart) else None
 
 
 def _claim(
-    path: str | None, task_id: str | None, outcome: str, mutations: tuple[str, ...]
+    path: str | None, task_id: str | None, outcome: str, mutations: tuple[str, ...], at: Instant
 ) -> Claim:
     if path is not None:
         if task_id or mutations or outcome:
@@ -94,7 +93,7 @@ def _claim(
         return load_claim(path)
     if not task_id:
         raise click.UsageError("give CLAIM, or --task-id (with --mutation) to build one")
-    return claim_from_flags(task_id, outcome, mutations, Instant.now())
+    return claim_from_flags(task_id, outcome, mutations, at)
 
 
 def claim_from_flags(task_id: str, outcome: str, mutations: tuple[str, ...], at: Instant) -> Claim:

@@ -1,0 +1,320 @@
+"""Starting a ``test_run``'s command, and ending it: everything but the judging, in plain code.
+
+``test_run`` validates its settings with pydantic and judges what ran; what decides the command,
+what must be refused before it runs, the environment, the witness, the bytecode store and the
+reports live here, without pydantic or the claim models. So ``donegate collect`` can start the
+team's command before it has loaded those (:mod:`donegate.cli.prestart`): the same function
+starts a run either way, and a run started early counts only for the very :class:`Launch` and
+:class:`Place` it was started for (see :meth:`Started.fits`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from donegate.checks import _bytecode, _reportfile, _runenv, _runners, _witness, globs
+from donegate.checks._process import Running, RunResult, start_group
+from donegate.checks._witness import WitnessReport, WitnessSetup
+from donegate.workspace.runnerfiles import JUDGE_FILES, RUNNER_FILES
+
+if TYPE_CHECKING:
+    from donegate.checks._junit import TestReport
+    from donegate.checks._outcomes import Outcomes
+
+_PYTEST_IN_SHELL = re.compile(r"(?:^|[\s/;&|(])(?:py\.test|pytest)(?:\s|$|;|&|\|)")
+DEFAULT_TIMEOUT_S = 900.0
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """What a ``test_run`` runs, and how: the part of its settings that decides the command."""
+
+    command: tuple[str, ...] | str
+    shell: bool = False
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    protect: tuple[str, ...] = ()
+    protect_runner_files: bool = True
+    runner: _runners.Runner | None = None
+    report: str | None = None
+
+    def runner_kind(self) -> _runners.Runner | None:
+        """The runner: as configured, ``junit`` with a ``report``, else told from the command."""
+        if self.runner is not None:
+            return self.runner
+        if self.report is not None:
+            return "junit"
+        if self.is_pytest():
+            return "pytest"
+        return None if isinstance(self.command, str) else _runners.detect(list(self.command))
+
+    def is_pytest(self) -> bool:
+        """Does the command run pytest (so that donegate can ask it for a JUnit report)?"""
+        if self.runner is not None or self.report is not None:
+            return self.runner == "pytest"
+        if isinstance(self.command, str):
+            return bool(_PYTEST_IN_SHELL.search(self.command))
+        names = [Path(arg).name for arg in self.command[:4]]
+        return any(n in ("pytest", "py.test") for n in names)
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a run happens, and for which claim.
+
+    ``mutations`` are the claim's, as (id, target) pairs; the rest is as
+    :class:`~donegate.checks.CheckContext` says.
+    """
+
+    base_dir: Path
+    run_dir: Path
+    mutations: tuple[tuple[str, str], ...] = ()
+    tainted: frozenset[str] = frozenset()
+    pythonpath: tuple[str, ...] = ()
+    bytecode: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why the command was not run at all."""
+
+    why: str
+    detail: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """The command as donegate runs it, and where its reports go."""
+
+    argv: list[str]
+    env: dict[str, str]
+    junit: Path | None = None
+    witness: WitnessSetup | None = None
+    runner_report: _runners.RunnerReport | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reports:
+    """What the run reported: the witness and JUnit (pytest), or another runner's report."""
+
+    witness: WitnessReport | None = None
+    junit: TestReport | None = None
+    summary: TestReport | None = None
+    outcomes: Outcomes | None = None
+    unread: str | None = None
+
+
+class Started:
+    """A run under way: its command started (or failed to start), its scratch directory and
+    bytecode prefix held until :meth:`finish` or :meth:`close`.
+
+    ``at_ns`` is the wall-clock time (ns since the epoch) just before the command started: when
+    the observation began. ``started`` is the monotonic time of the same moment.
+    """
+
+    def __init__(self, launch: Launch, place: Place) -> None:
+        self.launch, self.place = launch, place
+        self.at_ns, self.started = time.time_ns(), time.monotonic()
+        self._open = contextlib.ExitStack()
+        self._running: Running | None = None
+        self._ended: RunResult | None = None
+        self.invocation: Invocation | None = None
+
+    def fits(self, launch: Launch, place: Place) -> bool:
+        """Is this the run of ``launch`` at ``place`` (and not finished, nor closed)?"""
+        return self._running is not None and self.launch == launch and self.place == place
+
+    def finish(self) -> tuple[RunResult, Reports]:
+        """Wait for the command, read its reports, and clean up."""
+        assert self.invocation is not None
+        try:
+            run = self._wait()
+            reports = _read_reports(self.invocation, run, self.cwd)
+        finally:
+            self.close()
+        return run, reports
+
+    def close(self) -> None:
+        """Stop the command if it still runs, and clean up; idempotent."""
+        running, self._running = self._running, None
+        if running is not None:
+            running.stop()
+        self._open.close()
+
+    @property
+    def cwd(self) -> Path:
+        """The directory the command runs in."""
+        return self.place.run_dir / (self.launch.cwd or ".")
+
+    def _wait(self) -> RunResult:
+        if self._ended is None:
+            running, self._running = self._running, None
+            assert running is not None
+            self._ended = running.wait(self.launch.timeout_s)
+        return self._ended
+
+    def _begin(self) -> Refusal | None:
+        # Made for this run only, 0700, with a random name: the report paths cannot be pre-made.
+        made = tempfile.TemporaryDirectory(prefix="donegate-run-")
+        scratch = Path(self._open.enter_context(made))
+        try:
+            self.invocation = _invocation(self.launch, self.place, scratch)
+        except _runners.RunnerCommandError as exc:
+            return Refusal(str(exc))
+        prefix = self._open.enter_context(_bytecode_prefix(self.launch, self.place, scratch))
+        env = {**self.invocation.env, "PYTHONPYCACHEPREFIX": str(prefix)}
+        self.at_ns, self.started = time.time_ns(), time.monotonic()
+        running = start_group(self.invocation.argv, self.cwd, env)
+        if isinstance(running, RunResult):
+            self._ended = running
+        else:
+            self._running = running
+        return None
+
+
+def start(launch: Launch, place: Place) -> Started | Refusal:
+    """Start ``launch``'s command at ``place``, unless it must not run (then why not)."""
+    refused = protected_write(launch, place)
+    if refused is not None:
+        return refused
+    started = Started(launch, place)
+    try:
+        refused = started._begin()
+    except BaseException:
+        started.close()
+        raise
+    if refused is not None:
+        started.close()
+        return refused
+    return started
+
+
+def _bytecode_prefix(
+    launch: Launch, place: Place, scratch: Path
+) -> contextlib.AbstractContextManager[Path]:
+    """Bytecode only from a cache of donegate's (see ``_bytecode``), so that a ``.pyc`` planted
+    in a ``__pycache__`` directory is never used."""
+    # Runs of one command import much alike, in any project: they share their bytecode.
+    command = launch.command if isinstance(launch.command, str) else list(launch.command)
+    key = json.dumps([command, launch.cwd])
+    # The store is for the libraries: the project's code changes at every edit, and a sealed
+    # copy or this run's scratch has a new path at every run.
+    project = (place.base_dir, place.run_dir, scratch, *map(Path, place.pythonpath))
+    return _bytecode.run_prefix(place.bytecode, key, scratch / "pycache", project)
+
+
+def protected_write(launch: Launch, place: Place) -> Refusal | None:
+    """Why the command must not run: a write (or unaccepted content) a protected pattern covers."""
+    always = (*RUNNER_FILES, *JUDGE_FILES) if launch.protect_runner_files else ()
+    patterns = [*launch.protect, *always]
+    # Content an agent wrote in an earlier session and no person accepted judges nothing either.
+    for target in sorted(place.tainted):
+        pattern = globs.first_match(patterns, target)
+        if pattern is not None:
+            return Refusal(
+                f"{target!r} (protected by {pattern!r}) holds content an agent wrote that no "
+                f"person has accepted; review it, then run `donegate accept {target}`",
+                {"protected_write": target},
+            )
+    for mutation_id, written in place.mutations:
+        target = globs.normalise(written, str(place.base_dir))
+        pattern = globs.first_match(patterns, target)
+        if pattern is not None:
+            return Refusal(
+                f"mutation {mutation_id} wrote {target!r}, which matches the protected pattern "
+                f"{pattern!r}: a run after editing what judges the run shows nothing",
+                {"protected_write": target},
+            )
+    return None
+
+
+def _invocation(launch: Launch, place: Place, scratch: Path) -> Invocation:
+    env = _runenv.base_environment(launch.env)
+    team_path = launch.env.get("PYTHONPATH", "").split(os.pathsep)
+    code_path = _runenv.search_path(place.pythonpath, team_path)
+    if isinstance(launch.command, str):
+        bash = shutil.which("bash") or "bash"
+        argv = [bash, "-o", "pipefail", "-c", launch.command]
+    else:
+        argv = list(launch.command)
+    if not launch.is_pytest():
+        _set(env, "PYTHONPATH", code_path)
+        return _runner_invocation(launch, argv, env, place, scratch)
+    return _pytest_invocation(launch, argv, env, code_path, scratch)
+
+
+def _runner_invocation(
+    launch: Launch, argv: list[str], env: dict[str, str], place: Place, scratch: Path
+) -> Invocation:
+    runner = launch.runner_kind()
+    if runner is None:
+        return Invocation(argv, env)
+    if launch.report is not None:
+        # The runner writes where the team configured: a file found there now is stale.
+        cwd = place.run_dir / (launch.cwd or ".")
+        path = cwd / _runners.report_flag_path(launch.report)
+        before = _reportfile.clear(path)
+        return Invocation(argv, env, runner_report=_runners.RunnerReport(runner, path, before))
+    if launch.shell:
+        raise _runners.RunnerCommandError(
+            f"runner {runner!r}: donegate adds its reporter flags to an argv command, not to a "
+            'shell line; give command as a list, or have it write JUnit to report = "junit:PATH"'
+        )
+    argv, path = _runners.with_reporter(runner, argv, scratch)
+    return Invocation(argv, env, runner_report=_runners.RunnerReport(runner, path))
+
+
+def _pytest_invocation(
+    launch: Launch, argv: list[str], env: dict[str, str], code_path: str | None, scratch: Path
+) -> Invocation:
+    witness = _witness.prepare(scratch)
+    junit = scratch / "junit.xml"
+    ours = ["-p", witness.module, f"--junitxml={junit}"]
+    # The witness gives these back as the team set them, so that the code under test (and the
+    # processes it starts) sees the team's environment, not where the reports go.
+    restore = {name: launch.env.get(name) for name in ("PYTHONSAFEPATH", "PYTEST_ADDOPTS")}
+    restore["PYTHONPATH"] = code_path
+    # No working directory first on sys.path: a pytest.py there cannot replace the runner.
+    env["PYTHONSAFEPATH"] = "1"
+    env["PYTHONPATH"] = _runenv.search_path([code_path or ""], [str(witness.plugin_dir)]) or ""
+    env[witness.env_var] = witness.settings(restore, cwd_last=True)
+    if launch.shell:
+        # The shell line is the team's; donegate's options travel in the environment.
+        env["PYTEST_ADDOPTS"] = shlex.join([*shlex.split(env.get("PYTEST_ADDOPTS", "")), *ours])
+    else:
+        argv = [*argv, *ours]
+    return Invocation(argv, env, junit, witness)
+
+
+def _set(env: dict[str, str], name: str, value: str | None) -> None:
+    if value is None:
+        env.pop(name, None)
+    else:
+        env[name] = value
+
+
+def _read_reports(invocation: Invocation, run: RunResult, run_dir: Path) -> Reports:
+    # Imported after the run (by then test_run has imported it): starting needs no parser.
+    from donegate.checks._junit import read_junit, read_summary
+
+    if invocation.runner_report is not None:
+        outcomes, unread = _runners.read(invocation.runner_report, run_dir)
+        return Reports(outcomes=outcomes, unread=unread)
+    if invocation.witness is None or invocation.junit is None:
+        return Reports()
+    return Reports(
+        witness=_witness.read_report(invocation.witness.report),
+        junit=read_junit(invocation.junit),
+        summary=read_summary(run.output_tail),
+    )
