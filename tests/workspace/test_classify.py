@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from donegate.workspace import Rules, Write, WriteKind, classify, flags
+from donegate.workspace import Rules, Write, WriteKind, flags
+from donegate.workspace.classify import classify
 from donegate.workspace.patterns import PathFilter, matches
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -24,8 +24,8 @@ import stat
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import NamedTuple
 
+from donegate.record import Record
 from donegate.workspace.patterns import PathFilter
 
 # Linux's FICLONE ioctl: _IOW(0x94, 9, int).
@@ -59,7 +59,7 @@ NEVER_LINKED = PathFilter(
 _NO_CLONE = {errno.EOPNOTSUPP, errno.EXDEV, errno.EINVAL, errno.ENOTTY, errno.EBADF, errno.ENOSYS}
 
 
-class Copied(NamedTuple):
+class Copied(Record):
     """What copying found: files that did not match, and ignored paths linked to the live tree."""
 
     findings: list[str]

@@ -20,7 +20,8 @@ import site
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+
+from donegate.record import Record
 
 # What pytest and donegate's judge import besides the standard library.
 RUNNER_MODULES = frozenset(
@@ -41,7 +42,7 @@ RUNNER_MODULES = frozenset(
 _EXTENSION = (".so", ".pyd")
 
 
-class ImportRoots(NamedTuple):
+class ImportRoots(Record):
     """The sealed run's import path (first first), and the names on it that shadow the judge."""
 
     pythonpath: tuple[str, ...]
