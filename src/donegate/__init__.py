@@ -7,11 +7,13 @@ imported on first use, so that a hook process that needs only the gate never pay
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from donegate.__about__ import __version__
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from donegate.claim import (
         Claim,
         Evidence,

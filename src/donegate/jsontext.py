@@ -9,9 +9,12 @@ never another exception.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from donegate.errors import InvalidInput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 200
 """Arrays and objects nested deeper than this are refused (the parser's own stack is finite)."""

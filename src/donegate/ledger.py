@@ -18,19 +18,25 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
 
 from donegate import statedir
 from donegate.errors import InvalidInput
 from donegate.record import Record
 from donegate.sqlitefile import cause, connect, migrate, rollback
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal, Self
+
 FILE_NAME = "receipts.sqlite3"
 SCHEMA_VERSION = 3
 PENDING = "pending"
 DEFAULT_BUSY_TIMEOUT_S = 10.0
 
-Decision = Literal["allow", "veto"]
+if TYPE_CHECKING:
+    Decision = Literal["allow", "veto"]
+else:
+    Decision = str  # a Literal for the type checker; its values are str at run time
 # "none": the stop made no claim to verify (nothing was written, or the check was skipped).
 _VERDICTS = ("verified", "unverified", "refuted", "none")
 _DECISIONS = ("allow", "veto")

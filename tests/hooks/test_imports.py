@@ -24,7 +24,7 @@ HEAVY: tuple[str, ...] = (
     "pygments",
 )
 # Standard modules a few milliseconds each, that a stop which changed nothing has no use for.
-HEAVY += ("tempfile", "shutil", "uuid", "socket", "getpass")
+HEAVY += ("tempfile", "shutil", "uuid", "socket", "getpass", "typing", "subprocess", "threading")
 PROBE = """
 import json, sys
 from donegate.cli import main

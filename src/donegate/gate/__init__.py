@@ -16,9 +16,11 @@ judge's modules only where a judge is configured): a hook starts a fresh process
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from donegate.gate.budget import VetoCounts
     from donegate.gate.core import Decision, Gate, GateContext, Stage, Verification
     from donegate.gate.facts import CompletionFacts, VerifyResult, WriteFact, parse_facts

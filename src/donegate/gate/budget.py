@@ -22,12 +22,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Literal
 
 from donegate.gate.ladder import VETO_REASONS, Ruling
 from donegate.record import Record
 
-Outcome = Literal["verified", "not_verified"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+if TYPE_CHECKING:
+    Outcome = Literal["verified", "not_verified"]
+else:
+    Outcome = str  # a Literal for the type checker; its values are str at run time
 # A judge cap reached over a passing verifier and a clear ledger ends verified (stop_verified).
 VERIFIED_REASONS = frozenset(
     {"verified", "verified_after_write", "judge_cap_reached_over_verified_pass"}

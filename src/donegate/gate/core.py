@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check, budget, feedback, ladder
@@ -29,14 +28,18 @@ from donegate.gate.requirements import (
 from donegate.gate.store import GateStore, SessionHistory
 from donegate.record import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from donegate.gate.judge import Ask, JudgeReport
 
 Stage = Callable[[Observation, Ruling], Ruling]
 """A decision stage after the ladder (a judge, later): it sees the observation and the ruling so
 far, and returns the ruling to go on with. The budget applies to the last stage's ruling."""
 
-FactsInput = CompletionFacts | Mapping[str, Any] | None
+if TYPE_CHECKING:
+    FactsInput = CompletionFacts | Mapping[str, Any] | None
 
 
 class GateContext(Record):

@@ -11,7 +11,6 @@ agent stop, and dataclasses (with the ``inspect`` import they pull in) cost seve
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check
@@ -22,6 +21,10 @@ from donegate.gate.requirements import (
     parse_evidence,
 )
 from donegate.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SOURCE = "source"
 COSMETIC = "cosmetic"

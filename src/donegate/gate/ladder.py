@@ -6,12 +6,17 @@ budget (which may convert a veto into an allow) is applied after it, in :mod:`.b
 
 from __future__ import annotations
 
-from typing import Literal
-
 from donegate.gate.facts import Reading, WriteCounts
 from donegate.record import Record
 
-Observed = Literal["passed", "failed", "not_run"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+if TYPE_CHECKING:
+    Observed = Literal["passed", "failed", "not_run"]
+else:
+    Observed = str  # a Literal for the type checker; its values are str at run time
 
 SOFT_REASONS = frozenset({"no_source_write"})
 STRICT_REASONS = frozenset(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check
@@ -21,7 +20,10 @@ from donegate.gate.feedback import FEEDBACK_KEYS
 from donegate.gate.requirements import RequirementContract, parse_contract
 from donegate.record import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from donegate.gate.core import Decision, GateContext
     from donegate.gate.judge_config import JudgeConfig
 

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check
 from donegate.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ROLES = frozenset({"check", "assistant_output", "judge"})
 # The evidence id the gate gives its own observation of the final message.

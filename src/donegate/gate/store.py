@@ -14,7 +14,6 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from donegate import statedir
 from donegate.errors import InternalError
@@ -22,6 +21,10 @@ from donegate.gate.budget import Outcome, VetoCounts
 from donegate.gate.ladder import VETO_REASONS
 from donegate.record import Record
 from donegate.sqlitefile import cause, connect, migrate, rollback
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE_NAME = "gate.sqlite3"
 SCHEMA_VERSION = 3

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
 
 from donegate.errors import InvalidInput
 from donegate.gate.options import GateOptions, parse_options
 from donegate.gate.requirements import RequirementContract, parse_contract
 from donegate.record import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from donegate.gate.judge_config import JudgeConfig
 
 # Keys of [gate] that are the hook layer's, not the ladder's: which paths are what.

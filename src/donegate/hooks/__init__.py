@@ -9,20 +9,22 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any, Protocol
 
 from donegate.session.event import HookAnswer, HookEvent, HostOutput
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a type, not a class the hook defines at every stop
+    from typing import Any, Protocol
 
-class HostAdapter(Protocol):
-    """What every host adapter module provides."""
+    class HostAdapter(Protocol):
+        """What every host adapter module provides."""
 
-    NAME: str
-    EVENTS: tuple[str, ...]
+        NAME: str
+        EVENTS: tuple[str, ...]
 
-    def parse(self, payload: Any, *, fallback_cwd: Path | None = None) -> HookEvent: ...
+        def parse(self, payload: Any, *, fallback_cwd: Path | None = None) -> HookEvent: ...
 
-    def render(self, answer: HookAnswer, event: HookEvent) -> HostOutput: ...
+        def render(self, answer: HookAnswer, event: HookEvent) -> HostOutput: ...
 
 
 ADAPTERS: dict[str, str] = {

@@ -19,12 +19,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from donegate.errors import InvalidInput
 from donegate.jsontext import clean_text
 from donegate.record import Record
 from donegate.session.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "claude-code"
 VSCODE = "vscode"

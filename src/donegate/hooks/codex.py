@@ -14,10 +14,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from donegate.hooks import claude_code
 from donegate.session.event import HookAnswer, HookEvent, HostOutput, ToolUse
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "codex"
 STOP_OUTPUT_KEYS = frozenset(

@@ -15,11 +15,14 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from donegate.errors import InvalidInput
 from donegate.jsontext import clean_text
 from donegate.session.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "copilot"
 EVENT_VARIABLE = "DONEGATE_HOOK_EVENT"

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from donegate.errors import InvalidInput
 from donegate.jsontext import clean_text
 from donegate.session.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "cursor"
 STOP_EVENTS = ("stop",)

@@ -10,10 +10,13 @@ final words in ``prompt_response``. To send the agent back, ``AfterAgent`` answe
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from donegate.hooks import claude_code
 from donegate.session.event import HookAnswer, HookEvent, HostOutput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "gemini-cli"
 STOP_EVENTS = ("AfterAgent",)

@@ -14,8 +14,12 @@ from pathlib import Path
 
 from donegate import jsontext, statedir
 from donegate.errors import InvalidInput
-from donegate.hooks import HostAdapter, adapter
+from donegate.hooks import adapter
 from donegate.session.event import HookAnswer, HookEvent
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from donegate.hooks import HostAdapter
 
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 

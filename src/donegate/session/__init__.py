@@ -9,10 +9,10 @@ never imports the claim models or the collectors.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from donegate.session.event import HookAnswer, HookEvent, ToolUse
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from donegate.session.stop import StopResult
 

@@ -19,10 +19,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from donegate.errors import InvalidInput
 from donegate.workspace._files import write_atomic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT_VERSION = 1
 Digest = str | None

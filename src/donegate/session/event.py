@@ -10,11 +10,17 @@ Each host adapter translates its own payload into a :class:`HookEvent` and rende
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from donegate.record import Record
 
-EventKind = Literal["baseline", "tool_use", "stop", "ignored"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+if TYPE_CHECKING:
+    EventKind = Literal["baseline", "tool_use", "stop", "ignored"]
+else:
+    EventKind = str  # a Literal for the type checker; its values are str at run time
 
 
 class ToolUse(Record):
@@ -46,7 +52,10 @@ class HookEvent(Record):
     prompt: str | None = None
 
 
-Decision = Literal["allow", "block"]
+if TYPE_CHECKING:
+    Decision = Literal["allow", "block"]
+else:
+    Decision = str  # a Literal for the type checker; its values are str at run time
 
 
 class HookAnswer(Record):

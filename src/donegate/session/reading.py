@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from donegate.gate.store import SessionHistory
 from donegate.record import Record
 from donegate.workspace import ClassifiedWrite
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from donegate.claim import Claim, Evidence
 
 MAX_FINDINGS_CHARS = 1500

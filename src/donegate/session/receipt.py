@@ -17,14 +17,17 @@ import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
 
 from donegate.errors import InternalError, InvalidInput
 from donegate.ledger import PENDING, Decision, Ledger
 from donegate.session.event import HookEvent
 from donegate.session.layout import Layout, is_locked, move_aside
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 INTERRUPTED = "interrupted"
 
 

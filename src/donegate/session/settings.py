@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
 
 from donegate.errors import InvalidInput
 from donegate.gate import GateOptions
@@ -28,8 +27,15 @@ from donegate.session.layout import Layout
 from donegate.workspace import Rules
 from donegate.workspace._files import write_atomic
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
 CONFIG_FILE = "donegate.toml"
-OnUnverified = Literal["block", "warn", "record"]
+if TYPE_CHECKING:
+    OnUnverified = Literal["block", "warn", "record"]
+else:
+    OnUnverified = str  # a Literal for the type checker; its values are str at run time
 _MODES: dict[object, OnUnverified] = {"block": "block", "warn": "warn", "record": "record"}
 
 

@@ -7,7 +7,6 @@ collectors and their libraries are imported only when there is something to veri
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from donegate import reach
 from donegate.gate import Decision, Gate, GateContext
@@ -22,7 +21,10 @@ from donegate.session.settings import Settings
 from donegate.session.workspace import Workspace
 from donegate.workspace import ClassifiedWrite
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from donegate.claim import Claim
 
 BACKGROUND = "background_tasks"

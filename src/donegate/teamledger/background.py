@@ -13,10 +13,10 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from donegate.teamledger.settings import team_settings
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
 

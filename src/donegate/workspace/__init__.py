@@ -17,9 +17,11 @@ needs one module (``collect`` wants the runner files' list) does not load them a
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from donegate.workspace.classify import (
         NEEDS_VERIFYING,
         ClassifiedWrite,

@@ -9,10 +9,11 @@ tree's files come from hashlib, imported the first time a file is actually read.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hashlib import _Hash
+    from typing import Any
 
 try:
     from _blake2 import blake2b

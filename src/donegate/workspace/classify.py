@@ -11,14 +11,19 @@ whatever their kind.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from donegate.record import Record
 from donegate.workspace.patterns import matches_any
 from donegate.workspace.runnerfiles import RUNNER_FILES
 from donegate.workspace.writes import Write
 
-WriteKind = Literal["source", "cosmetic", "test", "doc", "config"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+if TYPE_CHECKING:
+    WriteKind = Literal["source", "cosmetic", "test", "doc", "config"]
+else:
+    WriteKind = str  # a Literal for the type checker; its values are str at run time
 
 # Kinds that a green check run must come after; cosmetic and doc writes do not reopen it.
 NEEDS_VERIFYING: frozenset[WriteKind] = frozenset({"source", "test", "config"})

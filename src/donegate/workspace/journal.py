@@ -12,10 +12,13 @@ import json
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from donegate.record import Record
 from donegate.workspace.snapshot import rfc3339, utc_now
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE_NAME = "journal.jsonl"  # in a session's directory of the state directory
 

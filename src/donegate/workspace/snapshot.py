@@ -40,7 +40,6 @@ import time
 from collections.abc import Callable, Container, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
 
 from donegate.errors import InvalidInput
 from donegate.gitlisting import resolved
@@ -50,7 +49,14 @@ from donegate.workspace.patterns import DEFAULT_IGNORES, PathFilter
 from donegate.workspace.runnerfiles import WATCHED
 from donegate.workspace.walk import Listings, Walker, listings_sized
 
-Origin = Literal["git", "walk", "head", "empty"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+if TYPE_CHECKING:
+    Origin = Literal["git", "walk", "head", "empty"]
+else:
+    Origin = str  # a Literal for the type checker; its values are str at run time
 Clock = Callable[[], datetime]
 # Called with (digest, content) for freshly read files small enough to keep as old contents.
 Keeper = Callable[[str, bytes], None]

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
 
 from donegate.record import Record
 from donegate.workspace.snapshot import Snapshot, rfc3339
 
-Change = Literal["added", "modified", "deleted", "renamed"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+if TYPE_CHECKING:
+    Change = Literal["added", "modified", "deleted", "renamed"]
+else:
+    Change = str  # a Literal for the type checker; its values are str at run time
 
 
 class Write(Record):
