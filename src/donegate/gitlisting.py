@@ -179,6 +179,7 @@ class _Git:
         if command is None:
             raise OSError(f"no git directory at {root}")
         read, write = os.pipe()  # neither end is inherited: git gets a copy as its stdout
+        _widen(write)
         actions = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_DUP2, write, 1),
@@ -218,6 +219,17 @@ class _Git:
 
 
 _CHUNK = 1 << 20
+
+
+def _widen(pipe: int) -> None:
+    # A pipe holds 64 KiB: git would wait for the hook at every 64 KiB of a listing instead of
+    # finishing it on the other core while Python imports. Linux lets a pipe hold up to 1 MiB.
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe, fcntl.F_SETPIPE_SZ, _CHUNK)
+    except (ImportError, AttributeError, OSError):
+        pass  # another system, or a lower limit: git just waits for the reads
 
 
 def start(root: Path) -> None:
