@@ -118,10 +118,37 @@ def argv(root: Path, *args: str) -> list[str] | None:
     """The hardened command line of ``git args`` run in ``root`` (its work tree's top or below)."""
     top = toplevel(root)
     directory = git_dir(top) if top is not None else None
-    if directory is None:
+    if top is None or directory is None:
+        return None
+    git = program(top)
+    if git is None:
         return None
     where = (f"--git-dir={directory}", f"--work-tree={top}")
-    return ["git", *where, *HARDENING, *args]
+    return [git, *where, *HARDENING, *args]
+
+
+@lru_cache(maxsize=8)
+def program(top: Path) -> str | None:
+    """The ``git`` on ``PATH`` that lies outside the work tree at ``top``; None when there is none.
+
+    A ``PATH`` may name a directory of the agent's tree: an activated project virtualenv's
+    ``bin/``, ``node_modules/.bin``, or a relative entry, which means the hook's working
+    directory. A ``git`` the agent put there would run inside the judge, so such entries (and a
+    ``git`` that links into the tree) are passed over.
+    """
+    for entry in os.get_exec_path():
+        if not os.path.isabs(entry):
+            continue
+        candidate = Path(entry) / "git"
+        try:
+            real = candidate.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue
+        if real.is_relative_to(top) or Path(entry).resolve().is_relative_to(top):
+            continue
+        if real.is_file() and os.access(real, os.X_OK):
+            return str(candidate)
+    return None
 
 
 def run(root: Path, *args: str) -> bytes | None:
@@ -187,8 +214,8 @@ class _Git:
         ]
         try:
             # -C: posix_spawn cannot set the working directory; git changes to it first.
-            where = ["git", "-C", str(root), *command[1:]]
-            self.pid = os.posix_spawnp("git", where, environment(), file_actions=actions)
+            where = [command[0], "-C", str(root), *command[1:]]
+            self.pid = os.posix_spawn(command[0], where, environment(), file_actions=actions)
         except OSError:
             os.close(read)
             raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -101,3 +102,38 @@ def test_a_same_size_edit_with_the_mtime_put_back_reopens_a_verified_stop(
     verdict, decision, reason = last_receipt(state)
     assert (verdict, decision) != ("verified", "allow") or reason != "verified_after_write"
     assert verdict != "verified"
+
+
+def test_a_git_the_agent_put_on_the_path_never_runs_inside_the_judge(tmp_path: Path) -> None:
+    """An activated project virtualenv puts the agent's ``.venv/bin`` first on ``PATH``."""
+    repo, state = project.create(tmp_path / "repo"), tmp_path / "state"
+    marker = tmp_path / "fake-git-ran"
+    fake = repo / ".venv" / "bin" / "git"
+    fake.parent.mkdir(parents=True)
+    # Lists no untracked file at all: a new, gitignored-looking data file would be noise.
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\nexit 0\n")
+    fake.chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{fake.parent}{os.pathsep}.{os.pathsep}{os.environ['PATH']}",
+        "DONEGATE_STATE_DIR": str(state),
+    }
+    # The attack's premise: a plain PATH lookup, as any program run there does, finds it.
+    subprocess.run(["git", "--version"], env=env, cwd=repo, check=True)
+    assert marker.exists()
+    marker.unlink()
+    for event in ("SessionStart", "Stop"):
+        if event == "Stop":
+            (repo / "zipcode.py").write_text(FIXED)
+        subprocess.run(
+            [sys.executable, "-P", "-m", "donegate", "hook", "claude-code"],
+            input=json.dumps(payload(event, SESSION, repo)),
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=repo,
+            check=True,
+        )
+    assert not marker.exists()  # the hook's git is the one outside the tree
+    assert [w["path"] for w in receipt_writes(state)] == ["zipcode.py"]
+    assert last_receipt(state) == ("verified", "allow", "verified_after_write")
