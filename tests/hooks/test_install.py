@@ -203,23 +203,27 @@ def _planted(tree: Path) -> Path:
     return marker
 
 
-def test_the_module_fallback_never_imports_from_the_agents_tree(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("where", ["cwd", "PYTHONPATH"])
+def test_the_installed_command_never_imports_from_the_agents_tree(
+    tmp_path: Path, where: str
 ) -> None:
-    """Without ``donegate`` on PATH the hook is ``python -m donegate``, run in the agent's tree."""
+    """The hook runs in the agent's tree, with the host's environment (``PYTHONPATH=src``)."""
     import shlex
     import subprocess
 
     from donegate.hooks import install as installer
 
-    monkeypatch.setattr(installer.shutil, "which", lambda _name: None)
     command = installer.hook_command("claude-code")
-    assert "-P -m donegate" in command
-    marker = _planted(tmp_path)
+    assert "-E -P -m donegate hook claude-code" in command
+    tree = tmp_path / "src" if where == "PYTHONPATH" else tmp_path
+    tree.mkdir(exist_ok=True)
+    marker = _planted(tree)
     env = {"PATH": "/usr/bin:/bin", "DONEGATE_STATE_DIR": str(tmp_path / "state")}
-    unsafe = command.replace(" -P ", " ")
+    if where == "PYTHONPATH":
+        env["PYTHONPATH"] = "src"
+    unsafe = command.replace(" -E -P ", " ")
     subprocess.run(shlex.split(unsafe), check=True, cwd=tmp_path, input="{}", text=True, env=env)
-    assert marker.exists()  # the attack, without -P: the agent's code ran, and exited 0
+    assert marker.exists()  # the attack, without -E -P: the agent's code ran, and exited 0
     marker.unlink()
     done = subprocess.run(
         shlex.split(command),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from donegate.hooks.install import HOSTS
@@ -40,3 +41,46 @@ def test_without_any_donegate_the_launcher_lets_the_agent_stop_and_says_why(
     )
     assert done.returncode == 0
     assert "not installed" in json.loads(done.stdout)["systemMessage"]
+
+
+def test_the_launcher_passes_over_a_donegate_inside_the_project_and_the_shells_pythonpath(
+    tmp_path: Path,
+) -> None:
+    """An activated project virtualenv puts the agent's ``.venv/bin`` first on ``PATH``."""
+    project = tmp_path / "project"
+    marker = tmp_path / "agent-code-ran"
+    fake = project / ".venv" / "bin" / "donegate"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    fake.chmod(0o755)
+    (project / "src").mkdir()
+    (project / "src" / "fnmatch.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    real = Path(os.environ.get("VIRTUAL_ENV", sys.prefix)) / "bin"
+    env = {
+        **os.environ,
+        "PATH": f"{fake.parent}:.:{real}:/usr/bin:/bin",
+        "PYTHONPATH": "src",
+        "CLAUDE_PROJECT_DIR": str(project),
+        "DONEGATE_STATE_DIR": str(tmp_path / "state"),
+    }
+    # The attack's premises: a plain lookup finds the agent's donegate first, and the real one
+    # imports the agent's module from PYTHONPATH.
+    subprocess.run(["sh", "-c", "donegate"], env=env, cwd=project, check=True)
+    assert marker.exists()
+    marker.unlink()
+    subprocess.run(
+        [str(real / "donegate"), "--help"], env=env, cwd=project, capture_output=True, check=False
+    )
+    assert marker.exists()
+    marker.unlink()
+    done = subprocess.run(
+        ["/bin/sh", str(PLUGIN / "bin" / "donegate-hook")],
+        input="{}",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project,
+        check=True,
+    )
+    assert not marker.exists()  # neither the planted donegate nor the planted module ran
+    assert "could not read this hook call" in done.stdout  # the real donegate answered

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
+import shlex
 from pathlib import Path
 
 import click
@@ -48,9 +48,10 @@ def _init(host: str, root: Path, uninstall: bool, command: str | None) -> int:
             f"removed donegate's hooks from {path}" if path else "nothing to remove", err=True
         )
         return ExitCode.OK
+    command = command or installer.hook_command(host)
     path = installer.install(root, host, command)
     click.echo(f"installed donegate's {host} hooks in {path}", err=True)
-    program = command.split()[0] if command else shutil.which("donegate")
+    program = shlex.split(command)[0] if command.strip() else None
     exposed = reach.warning(root, statedir.resolve(), program)
     if exposed:
         click.echo(f"WARNING: {exposed}", err=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,8 +123,11 @@ HOSTS: dict[str, HostSettings] = {
 
 
 def hook_command(host: str) -> str:
-    """The command the host runs: this installation's donegate, by absolute path.
+    """The command the host runs: this installation's donegate, by absolute path, isolated.
 
+    Its interpreter runs with ``-E -P``: no ``PYTHON*`` variable of the host's environment
+    (a ``PYTHONPATH=src`` set for the project would put the agent's tree before donegate's own
+    packages) and not the working directory, the agent's tree, first on the import path.
     Run through ``uvx`` or ``pipx run``, this donegate lives in a throw-away environment that the
     tool may delete at any time: the hook then names the same runner and this exact version, a
     command that stays valid (``uvx --from donegate==X donegate hook HOST``).
@@ -133,14 +135,13 @@ def hook_command(host: str) -> str:
     runner = ephemeral_runner(sys.prefix)
     if runner is not None:
         return f"{runner} hook {host}"
-    exe = shutil.which("donegate")
-    base = shlex.quote(exe) if exe else f"{shlex.quote(sys.executable)} {SAFE_MODULE_RUN}"
-    return f"{base} hook {host}"
+    return f"{shlex.quote(sys.executable)} {SAFE_MODULE_RUN} hook {host}"
 
 
 # ``python -m`` puts the working directory, the agent's tree, first on the import path: a
-# ``json.py`` planted there would run inside the judge. ``-P`` (Python 3.11) leaves it off.
-SAFE_MODULE_RUN = "-P -m donegate"
+# ``json.py`` planted there would run inside the judge. ``-P`` (Python 3.11) leaves it off, and
+# ``-E`` leaves out ``PYTHONPATH`` and the other ``PYTHON*`` variables of the host's shell.
+SAFE_MODULE_RUN = "-E -P -m donegate"
 
 
 def ephemeral_runner(prefix: str) -> str | None:
