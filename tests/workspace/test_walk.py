@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from donegate.workspace import Snapshot
-from donegate.workspace import walk as walk_module
 from tests.workspace.conftest import git, write
 
 LATER = 2**62  # a record that began long after every file and directory was last changed
@@ -45,7 +44,7 @@ def _listed_dirs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         listed.append(os.path.basename(str(path).rstrip("/")))
         return original(path)
 
-    monkeypatch.setattr(walk_module.os, "scandir", spy)
+    monkeypatch.setattr(os, "scandir", spy)
     return listed
 
 
