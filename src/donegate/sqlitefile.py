@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 
@@ -29,6 +29,31 @@ def connect(path: Path, timeout_s: float) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+_held: list[sqlite3.Connection] = []
+
+
+def hold(paths: Iterable[Path]) -> None:
+    """Keep a connection to each existing database of ``paths`` open until this process ends.
+
+    SQLite checkpoints the write-ahead log when the last connection to a database closes: two
+    ``fsync`` s, then the next process creates the log again and syncs it and its directory,
+    four more. A stop hook, which ends right after its few commits, holds one connection more
+    than it closes and ends with ``os._exit`` (:func:`donegate.cli.main`): its commits stay in
+    the log, as durable as every commit under ``synchronous = NORMAL`` (a killed process loses
+    none), and a later commit checkpoints them once the log has grown (SQLite's automatic
+    checkpoint). Best effort: a database that cannot be opened is just closed as before.
+    """
+    for path in paths:
+        if not path.is_file():
+            continue  # a new database is created, and checkpointed, the usual way
+        try:
+            db = sqlite3.connect(path, isolation_level=None)
+            db.execute("PRAGMA user_version").fetchone()  # opened, and so counted as open
+        except sqlite3.Error:
+            continue
+        _held.append(db)
 
 
 def migrate(

@@ -379,3 +379,20 @@ def test_cursor_stop_is_gated_with_a_follow_up(tmp_path: Path, state: Path) -> N
     second = run_hook({**stopped, "loop_count": 1}, state, "cursor")
     assert second.answer == {}
     assert [r.verdict for r in receipts(state, "cur-1")] == ["refuted", "verified"]
+
+
+def test_a_stop_leaves_its_commits_in_the_log_for_a_later_process(
+    tmp_path: Path, state: Path
+) -> None:
+    """No checkpoint (and its syncs) at every stop; every receipt is still there to read."""
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    stop(repo, state, last_assistant_message="Nothing to do.")
+    stop(repo, state, last_assistant_message="Still nothing.")
+    for name in ("receipts.sqlite3", "gate.sqlite3"):
+        log = state / f"{name}-wal"
+        assert log.is_file()
+        assert log.stat().st_size > 0  # the hook's commits, not yet checkpointed
+        with sqlite3.connect(state / name) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert [r.reason for r in receipts(state)] == ["no_workspace_write", "no_workspace_write"]

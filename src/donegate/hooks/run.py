@@ -68,6 +68,7 @@ def _handle(event: HookEvent, state: Path) -> HookAnswer:
     # The stop pipeline is imported per event kind: a tool-call journal entry stays cheap.
     if event.kind == "stop":
         _list_early(event.cwd)
+        _hold_databases(state)
         from donegate.session import on_stop
 
         answer = on_stop(event, state).answer
@@ -82,6 +83,22 @@ def _handle(event: HookEvent, state: Path) -> HookAnswer:
 
         on_tool_use(event, state)
     return HookAnswer.allow()
+
+
+def _hold_databases(state: Path) -> None:
+    # Only a hook process that ends with os._exit (donegate.cli.main) may hold them: there, the
+    # commits of this stop are left in the write-ahead log instead of checkpointed at its end.
+    if not EXIT_AT_ONCE:
+        return
+    from donegate import sqlitefile
+    from donegate.gate.store import FILE_NAME as GATE_FILE
+    from donegate.ledger import FILE_NAME as LEDGER_FILE
+
+    sqlitefile.hold([state / GATE_FILE, state / LEDGER_FILE])
+
+
+# Set by donegate.cli.main for its own process only, which then ends without finalising.
+EXIT_AT_ONCE = False
 
 
 def _list_early(cwd: Path) -> None:
