@@ -396,3 +396,20 @@ def test_a_stop_leaves_its_commits_in_the_log_for_a_later_process(
         with sqlite3.connect(state / name) as db:
             assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert [r.reason for r in receipts(state)] == ["no_workspace_write", "no_workspace_write"]
+
+
+def test_a_damaged_stat_record_is_moved_aside_and_the_person_told(
+    tmp_path: Path, state: Path
+) -> None:
+    repo = make_repo(tmp_path)
+    start(repo, state)
+    stop(repo, state, last_assistant_message="Nothing to do.")
+    [record] = state.glob("workspaces/*/latest.snap")
+    record.write_bytes(b"\x00not a record")
+    (repo / "zipcode.py").write_text(FIXED)
+    run = stop(repo, state)
+    told = run.answer.get("systemMessage", "")
+    assert "stat record latest.snap could not be used" in told
+    assert [p.name.split(".")[:2] for p in (state / "quarantine").iterdir()] == [["latest", "snap"]]
+    assert receipts(state)[-1].verdict == "verified"  # every file read again, the fix verified
+    assert record.read_bytes() != b"\x00not a record"  # a fresh record took its place

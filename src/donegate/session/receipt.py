@@ -56,8 +56,9 @@ def repairing(layout: Layout, path: Path, action: Callable[[], T], notes: list[s
 class Receipts:
     """Opens, closes and sweeps one workspace's receipts in the ledger.
 
-    One connection serves the whole stop (:meth:`disconnect` ends it): each connection closed last
-    checkpoints SQLite's write-ahead log with an ``fsync``, which a stop pays once, not per step.
+    One connection serves the whole stop (:meth:`disconnect` ends it): the last connection closed
+    checkpoints SQLite's write-ahead log with ``fsync`` s, which a stop pays at most once, not per
+    step (and the hook's own process not at all: :func:`donegate.sqlitefile.hold`).
     """
 
     def __init__(self, layout: Layout, event: HookEvent, root: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from donegate import gitlisting
 from donegate.session.authorship import Authorship, Digest
 from donegate.session.event import HookEvent
-from donegate.session.layout import Layout, locked
+from donegate.session.layout import Layout, locked, move_aside
 from donegate.session.receipt import repairing
 from donegate.session.settings import (
     CONFIG_FILE,
@@ -118,8 +118,18 @@ class Workspace:
             ignore=settings.ignore,
             watch=settings.protect,
             interpreters=settings.interpreters,
+            on_unusable=self._unusable_record,
         )
         return settings
+
+    def _unusable_record(self, path: Path, why: str) -> None:
+        """A damaged stat record is moved aside and reported, never passed over in silence."""
+        moved = move_aside(self.layout, path)
+        where = f"moved to {moved}" if moved is not None else "left where it was"
+        self.notes.append(
+            f"donegate: this workspace's stat record {path.name} could not be used ({why}); "
+            f"it was {where}, and every file was read again."
+        )
 
     def _inherit(self, *names: str) -> None:
         """A subagent's session starts from its parent's pinned files, where it has none."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from donegate.errors import InvalidInput
@@ -79,6 +79,7 @@ class WorkspaceState:
         clock: Clock = utc_now,
         watch: Sequence[str] = (),
         interpreters: Sequence[str | Path] = (),
+        on_unusable: Callable[[Path, str], None] | None = None,
     ) -> None:
         self.state_dir = resolved(state_dir)
         self.root = resolved(root)
@@ -92,6 +93,8 @@ class WorkspaceState:
         self._session = session_dir(self.state_dir, self.root, session_id)
         self.blobs = BlobStore(self.state_dir / "blobs", self.root)
         self.journal = Journal(self._session / JOURNAL_FILE)
+        # Told of a stat record that cannot be used (its path, why): the person should hear of it.
+        self.on_unusable = on_unusable
 
     def snapshot(self) -> Snapshot:
         """Observe the tree now, reusing the newest snapshot's digests, and cache the result."""
@@ -116,14 +119,27 @@ class WorkspaceState:
         return snap
 
     def last_observed(self) -> Snapshot | None:
-        """The newest snapshot any session took of this workspace (before this one's)."""
+        """The newest snapshot any session took of this workspace (before this one's).
+
+        A record that cannot be used is no record (every file is read again) and is reported to
+        :attr:`on_unusable`, before the new record replaces it.
+        """
+        path = self._dir / RECORD_FILE
         try:
-            data = (self._dir / RECORD_FILE).read_bytes()
+            data = path.read_bytes()
         except FileNotFoundError:
             return self._load(self._dir / "latest.json")  # an earlier donegate's record
-        except OSError:
+        except OSError as exc:
+            self._unusable(path, f"unreadable: {exc.strerror or exc}")
             return None
-        return Snapshot.from_record(data)
+        snap = Snapshot.from_record(data)
+        if snap is None:
+            self._unusable(path, "damaged, or of a format this donegate does not read")
+        return snap
+
+    def _unusable(self, path: Path, why: str) -> None:
+        if self.on_unusable is not None:
+            self.on_unusable(path, why)
 
     def take_baseline(self) -> Snapshot:
         """Observe the tree now and make it this session's baseline."""
