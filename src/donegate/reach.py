@@ -10,6 +10,7 @@ finds it, ``init`` and ``doctor`` say so, and every stop tells the person until 
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -44,3 +45,24 @@ def warning(root: Path, state_dir: Path | None = None, program: str | None = Non
         f"donegate: the agent can rewrite its own judge here: {'; '.join(found)} "
         f"inside {root}; {FIX}."
     )
+
+
+def command_risks(command: str, root: Path) -> list[str]:
+    """How an installed hook ``command`` could run code of the agent's instead of donegate's."""
+    try:
+        words = shlex.split(command.removesuffix("|| true"))
+    except ValueError:
+        return ["it cannot be read as a command line"]
+    if not words:
+        return ["it is empty"]
+    program, risks = words[0], []
+    if "/" not in program and program not in RUNNERS:
+        risks.append(f"{program} is looked up on PATH at every call, where the agent may put one")
+    elif "/" in program and Path(program).expanduser().resolve().is_relative_to(root.resolve()):
+        risks.append(f"{program} lies inside the repository")
+    if "-m" in words and not {"-E", "-P"} <= set(words[: words.index("-m")]):
+        risks.append("python -m without -E -P imports from the agent's tree or PYTHONPATH first")
+    return risks
+
+
+RUNNERS = ("uvx", "pipx")  # a throw-away install named by version (init writes these on purpose)

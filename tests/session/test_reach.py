@@ -102,3 +102,29 @@ def test_doctor_and_init_name_a_judge_inside_the_repository(tmp_path: Path) -> N
     )
     assert f"WARNING: donegate: {WARNING}" in done.stderr
     assert f"its hook command ({venv_program})" in done.stderr
+
+
+def test_doctor_names_an_installed_command_that_could_run_the_agents_code(tmp_path: Path) -> None:
+    from donegate.hooks import install as installer
+
+    python = sys.executable
+    risky = {
+        "donegate hook claude-code": "looked up on PATH",
+        f"{python} -m donegate hook claude-code": "without -E -P",
+        f"{python} -P -m donegate hook claude-code": "without -E -P",
+        f"{tmp_path}/.venv/bin/donegate hook claude-code": "inside the repository",
+    }
+    for command, risk in risky.items():
+        assert any(risk in found for found in reach.command_risks(command, tmp_path)), command
+        installer.install(tmp_path, "claude-code", command)
+        finding = Doctor(tmp_path, tmp_path.parent / "state", run_checks=False).command(
+            "claude-code"
+        )
+        assert not finding.ok
+        assert risk in finding.what
+        assert finding.fix == "donegate init claude-code"
+    installer.install(tmp_path, "claude-code")  # what init writes now
+    assert reach.command_risks(installer.hook_command("claude-code"), tmp_path) == []
+    assert Doctor(tmp_path, tmp_path.parent / "state", run_checks=False).command("claude-code").ok
+    for runner in ("uvx --from donegate==0.1.0 donegate hook codex", "/opt/d/bin/donegate hook x"):
+        assert reach.command_risks(runner, tmp_path) == []

@@ -257,6 +257,21 @@ def installed(root: Path, host: str) -> list[str]:
     return [event for event, groups in hooks.items() if any(_has_ours(g, host) for g in groups)]
 
 
+def installed_commands(root: Path, host: str) -> list[str]:
+    """The distinct commands of donegate's hooks installed in ``root`` for ``host``."""
+    path = root / HOSTS[host].settings
+    hooks = _read(path).get("hooks", {}) if path.exists() else {}
+    found: list[str] = []
+    for groups in hooks.values() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            handlers = group.get("hooks", [group]) if isinstance(group, dict) else []
+            for handler in handlers if isinstance(handlers, list) else ():
+                command = handler.get("command", handler.get("bash"))
+                if is_ours(command, host) and command not in found:
+                    found.append(command)
+    return found
+
+
 def _has_ours(group: dict[str, Any], host: str) -> bool:
     handlers = group.get("hooks", [group])  # a flat entry is its own handler
     return any(is_ours(h.get("command", h.get("bash")), host) for h in handlers)

@@ -82,10 +82,23 @@ class Doctor:
                 f"donegate init {host}" if missing else None,
             )
         ]
+        found.append(self.command(host))
         if host == "codex":
             found.append(self.codex_trust())
         found.append(self.fired(host))
         return found
+
+    def command(self, host: str) -> Finding:
+        """The installed hook command runs this donegate, and nothing the agent can put first."""
+        risks = [
+            risk
+            for command in installer.installed_commands(self.root, host)
+            for risk in reach.command_risks(command, self.root)
+        ]
+        if risks:
+            what = f"{host}: the hook command may run the agent's code: {'; '.join(risks)}"
+            return Finding(False, what, f"donegate init {host}")
+        return Finding(True, f"{host}: the hook command names its interpreter, isolated")
 
     def codex_trust(self) -> Finding:
         """Codex runs a project's hooks only once a person trusted them in ``/hooks``."""
