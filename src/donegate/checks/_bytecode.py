@@ -32,14 +32,13 @@ import hashlib
 import os
 import re
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
 
 from donegate.checks._lock import held
+from donegate.record import Record
 
 STORE_DIR = "bytecode"  # under donegate's state directory
 _TAG = sys.implementation.cache_tag
@@ -53,22 +52,23 @@ LEARN_SHARE = 0.25
 MIN_LEARN_S = 0.2
 
 
-@dataclass(frozen=True, slots=True)
-class _Link:
+class _Link(Record):
     """One file of a prefix: the sha256 of the source its entry was compiled from, its inode."""
 
     digest: str
     inode: int
 
 
-@dataclass(slots=True)
 class _Prefix:
     """A store's prefix for one key, held (locked) by this run."""
 
-    root: Path
-    key: str
-    links: dict[str, _Link] = field(default_factory=dict)
-    listed: dict[str, _Link] = field(default_factory=dict)
+    __slots__ = ("key", "links", "listed", "root")
+
+    def __init__(self, root: Path, key: str) -> None:
+        self.root = root
+        self.key = key
+        self.links: dict[str, _Link] = {}
+        self.listed: dict[str, _Link] = {}
 
     @property
     def path(self) -> Path:
@@ -270,6 +270,8 @@ def _unlink(prefix: Path, rel: str) -> None:
 def _write_atomic(path: Path, data: bytes) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        import tempfile  # after the run: its import no longer delays the command
+
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as out:
             out.write(data)

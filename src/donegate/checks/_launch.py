@@ -15,16 +15,16 @@ import json
 import os
 import re
 import shlex
-import shutil
-import tempfile
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from donegate.checks import _bytecode, _reportfile, _runenv, _runners, _witness, globs
+from donegate.checks import _bytecode, _reportfile, _runenv, _runners, _scratch, _witness, globs
 from donegate.checks._process import Running, RunResult, start_group
 from donegate.checks._witness import WitnessReport, WitnessSetup
+from donegate.record import Record
 from donegate.workspace.runnerfiles import JUDGE_FILES, RUNNER_FILES
 
 if TYPE_CHECKING:
@@ -35,14 +35,17 @@ _PYTEST_IN_SHELL = re.compile(r"(?:^|[\s/;&|(])(?:py\.test|pytest)(?:\s|$|;|&|\|
 DEFAULT_TIMEOUT_S = 900.0
 
 
-@dataclass(frozen=True, slots=True)
-class Launch:
+# The default of a mapping field: one shared value, so one nobody can change.
+NOTHING: Mapping[str, str] = MappingProxyType({})
+
+
+class Launch(Record):
     """What a ``test_run`` runs, and how: the part of its settings that decides the command."""
 
     command: tuple[str, ...] | str
     shell: bool = False
     cwd: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = NOTHING
     timeout_s: float = DEFAULT_TIMEOUT_S
     protect: tuple[str, ...] = ()
     protect_runner_files: bool = True
@@ -69,8 +72,7 @@ class Launch:
         return any(n in ("pytest", "py.test") for n in names)
 
 
-@dataclass(frozen=True, slots=True)
-class Place:
+class Place(Record):
     """Where a run happens, and for which claim.
 
     ``mutations`` are the claim's, as (id, target) pairs; the rest is as
@@ -85,16 +87,14 @@ class Place:
     bytecode: Path | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Refusal:
+class Refusal(Record):
     """Why the command was not run at all."""
 
     why: str
-    detail: dict[str, str] = field(default_factory=dict)
+    detail: Mapping[str, str] = NOTHING
 
 
-@dataclass(frozen=True, slots=True)
-class Invocation:
+class Invocation(Record):
     """The command as donegate runs it, and where its reports go."""
 
     argv: list[str]
@@ -104,8 +104,7 @@ class Invocation:
     runner_report: _runners.RunnerReport | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Reports:
+class Reports(Record):
     """What the run reported: the witness and JUnit (pytest), or another runner's report."""
 
     witness: WitnessReport | None = None
@@ -166,8 +165,8 @@ class Started:
 
     def _begin(self) -> Refusal | None:
         # Made for this run only, 0700, with a random name: the report paths cannot be pre-made.
-        made = tempfile.TemporaryDirectory(prefix="donegate-run-")
-        scratch = Path(self._open.enter_context(made))
+        scratch = _scratch.make_dir("donegate-run-")
+        self._open.callback(_scratch.remove_dir, scratch)
         try:
             self.invocation = _invocation(self.launch, self.place, scratch)
         except _runners.RunnerCommandError as exc:
@@ -244,8 +243,7 @@ def _invocation(launch: Launch, place: Place, scratch: Path) -> Invocation:
     team_path = launch.env.get("PYTHONPATH", "").split(os.pathsep)
     code_path = _runenv.search_path(place.pythonpath, team_path)
     if isinstance(launch.command, str):
-        bash = shutil.which("bash") or "bash"
-        argv = [bash, "-o", "pipefail", "-c", launch.command]
+        argv = [_runners.bash(), "-o", "pipefail", "-c", launch.command]
     else:
         argv = list(launch.command)
     if not launch.is_pytest():

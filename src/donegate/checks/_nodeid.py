@@ -13,15 +13,15 @@ covers all its parametrizations, a class id all its methods). Nothing is matched
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+
+from donegate.record import Record
 
 
 class NodeIdError(ValueError):
     """A string that is not a pytest node id."""
 
 
-@dataclass(frozen=True, slots=True)
-class NodeId:
+class NodeId(Record):
     """One node id: ``path::name::name[params]`` (``params`` None when there are no brackets)."""
 
     path: str

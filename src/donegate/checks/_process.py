@@ -12,19 +12,19 @@ import os
 import select
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from donegate.checks import _scratch
+from donegate.record import Record
 
 OUTPUT_TAIL_CHARS = 4000
 TERM_GRACE_S = 2.0
 
 
-@dataclass(frozen=True, slots=True)
-class RunResult:
+class RunResult(Record):
     """How a command ended.
 
     ``returncode`` is None when it never started (``error`` says why) or timed out; a negative
@@ -64,7 +64,7 @@ def run_group(
 def start_group(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Running | RunResult:
     """Start ``argv`` in a new session: the running command, or why it could not start."""
     started = time.monotonic()
-    output = tempfile.TemporaryFile()  # noqa: SIM115 (kept open while the command runs)
+    output = _scratch.anonymous_file()  # kept open while the command runs
     try:
         proc = subprocess.Popen(
             list(argv),
@@ -81,8 +81,7 @@ def start_group(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Runni
     return Running(proc, output, started)
 
 
-@dataclass(frozen=True, slots=True)
-class Running:
+class Running(Record):
     """A command started by :func:`start_group`: wait for it, or stop it; either ends it all."""
 
     proc: subprocess.Popen[bytes]

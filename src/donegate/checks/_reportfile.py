@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path
+
+from donegate.record import Record
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 # Filesystems stamp times from a coarse clock: a file written just after the start may carry a
@@ -21,8 +22,7 @@ MAX_REPORT_BYTES = 64 * 1024 * 1024
 _CLOCK_SLACK_NS = 50_000_000
 
 
-@dataclass(frozen=True, slots=True)
-class Before:
+class Before(Record):
     """What was at the configured path before the run, and when the run started."""
 
     path: Path

@@ -9,12 +9,11 @@ removed before the run and read afterwards only if this run created it (``_repor
 
 from __future__ import annotations
 
-import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from donegate.checks import _reportfile
+from donegate.record import Record
 
 if TYPE_CHECKING:
     from donegate.checks._outcomes import Outcomes
@@ -45,8 +44,7 @@ class RunnerCommandError(ValueError):
     """The command is not one donegate can add its reporter flags to."""
 
 
-@dataclass(frozen=True, slots=True)
-class RunnerReport:
+class RunnerReport(Record):
     """Where one run's report goes, and what was there before (for a configured path)."""
 
     runner: Runner
@@ -103,9 +101,15 @@ def _fail(runner: str, usage: str) -> int:
 def _tee(argv: list[str], report: Path) -> list[str]:
     # The report is the runner's standard output: a copy goes to the scratch file, the output
     # still reaches the evidence's tail, and the exit status stays the runner's (pipefail).
-    bash = shutil.which("bash") or "bash"
     script = 'set -o pipefail; "${@:2}" | tee -- "$1"'
-    return [bash, "-c", script, "donegate-tee", str(report), *argv]
+    return [bash(), "-c", script, "donegate-tee", str(report), *argv]
+
+
+def bash() -> str:
+    """The path of ``bash``, for a shell command or a tee (``bash`` when it is not on PATH)."""
+    import shutil  # only a run that needs a shell pays for it
+
+    return shutil.which("bash") or "bash"
 
 
 def read(report: RunnerReport, run_dir: Path) -> tuple[Outcomes | None, str | None]:

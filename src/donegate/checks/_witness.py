@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from donegate.checks._nodeid import NodeId, NodeIdError
+from donegate.record import Record
 
 PLUGIN_SOURCE = Path(__file__).with_name("_witness_plugin.py")
 MAX_REPORT_BYTES = 64 * 1024 * 1024
@@ -25,8 +24,7 @@ TEST_OUTCOMES = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class WitnessSetup:
+class WitnessSetup(Record):
     """How one run loads its witness: the module to ``-p``, its directory, its settings."""
 
     module: str
@@ -49,18 +47,17 @@ def prepare(scratch: Path) -> WitnessSetup:
     The report directory is made here too, 0700, with a random name: no path that the agent could
     have made beforehand.
     """
-    suffix = secrets.token_hex(8)
+    suffix = os.urandom(8).hex()
     module = f"donegate_witness_{suffix}"
     plugin_dir = scratch / f"plugin-{suffix}"
-    report_dir = scratch / f"report-{secrets.token_hex(8)}"
+    report_dir = scratch / f"report-{os.urandom(8).hex()}"
     plugin_dir.mkdir(mode=0o700)
     report_dir.mkdir(mode=0o700)
     (plugin_dir / f"{module}.py").write_bytes(PLUGIN_SOURCE.read_bytes())
     return WitnessSetup(module, plugin_dir, report_dir / "witness.json")
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedFile:
+class LoadedFile(Record):
     """A plugin, conftest or ini file that shaped the run."""
 
     kind: str
@@ -69,8 +66,7 @@ class LoadedFile:
     sha256: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class WitnessReport:
+class WitnessReport(Record):
     """What the witness saw. ``tests`` maps each node id that reported to its outcome."""
 
     rootdir: Path

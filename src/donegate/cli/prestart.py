@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from donegate import configtext, statedir
 from donegate.checks import _launch
 from donegate.checks._bytecode import STORE_DIR
 from donegate.errors import InvalidInput
+from donegate.record import Record
 
 _VALUED = ("--config", "--task-id", "--claimed-outcome", "--mutation")
 _SWITCHES = ("--json", "--enforce", "--sign")
@@ -39,8 +39,7 @@ _OTHER_KEYS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Flags:
+class Flags(Record):
     """What a collect builds its claim from, and the configuration it reads."""
 
     config: Path
@@ -49,8 +48,7 @@ class Flags:
     mutations: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Prestart:
+class Prestart(Record):
     """A collect's test command, started for ``flags``; ``claimed_ns`` times the flags' claim."""
 
     flags: Flags
