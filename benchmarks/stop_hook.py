@@ -7,7 +7,8 @@ take seconds, starts a session (``SessionStart``), then times, in the same run a
 R repeats, run alternately so that both see the same machine, each a fresh process as the host
 starts one:
   1. ``python -c pass`` (the floor: interpreter start-up),
-  2. ``donegate hook claude-code`` with a ``Stop`` payload, nothing changed since the baseline.
+  2. the hook command ``donegate init claude-code`` installs (``python -E -P -m donegate hook
+     claude-code``) with a ``Stop`` payload, nothing changed since the baseline.
 Prints milliseconds and the ratio. Target: at most 10x. Nothing changed, so no check may run:
 the benchmark fails if the hook took longer than the test command alone would.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import workspace_snapshot  # the benchmarks folder is on sys.path when run as a script
 from donegate.demo.project import git, payload
+from donegate.hooks.install import hook_command
 
 TARGET_RATIO = 10.0
 SLOW_TEST_S = 3
@@ -75,7 +78,7 @@ def main() -> int:
         root.mkdir()
         make_repo(root, args.files)
         env = {**os.environ, "DONEGATE_STATE_DIR": str(state)}
-        hook = [sys.executable, "-m", "donegate", "hook", "claude-code"]
+        hook = shlex.split(hook_command("claude-code"))  # the command init installs
         session = json.dumps(payload("SessionStart", "bench", root))
         time.sleep(2.1)  # every file ages past the racily-clean window, as between two stops
         timed(hook, session, env, root)
