@@ -147,7 +147,7 @@ def program(top: Path) -> str | None:
         if real.is_relative_to(top) or Path(entry).resolve().is_relative_to(top):
             continue
         if real.is_file() and os.access(real, os.X_OK):
-            return str(candidate)
+            return str(real)  # the file judged to be outside the tree, not a link to it
     return None
 
 
