@@ -24,10 +24,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     fast = _hook_args(args)
     if fast is not None:
-        from donegate.hooks import run as hook
+        from donegate.hooks.run import run_hook
 
-        hook.EXIT_AT_ONCE = argv is None  # this process's own command: it ends with the answer
-        code = hook.run_hook(*fast)
+        # This process's own command ends with the answer (and leaves its commits in the log).
+        code = run_hook(*fast, ends_process=argv is None)
         if argv is None:
             _exit_at_once(code)
         return code

@@ -24,8 +24,12 @@ if TYPE_CHECKING:
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
 
 
-def run_hook(host: str, state_dir: str | Path | None = None) -> int:
-    """Handle one ``host`` hook call: the payload on stdin, the answer on stdout, exit code out."""
+def run_hook(host: str, state_dir: str | Path | None = None, *, ends_process: bool = False) -> int:
+    """Handle one ``host`` hook call: the payload on stdin, the answer on stdout, exit code out.
+
+    ``ends_process``: the caller ends the process with ``os._exit`` right after (the hook's own
+    command does), so a stop may leave its commits in SQLite's log (:func:`_hold_databases`).
+    """
     host_adapter = adapter(host)
     try:
         event = host_adapter.parse(_payload(), fallback_cwd=Path.cwd())
@@ -37,7 +41,7 @@ def run_hook(host: str, state_dir: str | Path | None = None) -> int:
         return _emit(host_adapter, HookAnswer.allow(notice), None)
     try:
         state = statedir.ensure(state_dir)
-        answer = _handle(event, state)
+        answer = _handle(event, state, ends_process)
     except Exception as exc:  # the agent must never be trapped by donegate's own failure
         answer = _failed(event, statedir.resolve(state_dir), exc)
     return _emit(host_adapter, answer, event)
@@ -64,11 +68,12 @@ def _payload() -> object:
     return jsontext.loads(data or b"{}", what="payload")
 
 
-def _handle(event: HookEvent, state: Path) -> HookAnswer:
+def _handle(event: HookEvent, state: Path, ends_process: bool) -> HookAnswer:
     # The stop pipeline is imported per event kind: a tool-call journal entry stays cheap.
     if event.kind == "stop":
         _list_early(event.cwd)
-        _hold_databases(state)
+        if ends_process:
+            _hold_databases(state)
         from donegate.session import on_stop
 
         answer = on_stop(event, state).answer
@@ -86,19 +91,13 @@ def _handle(event: HookEvent, state: Path) -> HookAnswer:
 
 
 def _hold_databases(state: Path) -> None:
-    # Only a hook process that ends with os._exit (donegate.cli.main) may hold them: there, the
+    # Only a process that ends with os._exit (donegate.cli.main) may hold them: there, the
     # commits of this stop are left in the write-ahead log instead of checkpointed at its end.
-    if not EXIT_AT_ONCE:
-        return
     from donegate import sqlitefile
     from donegate.gate.store import FILE_NAME as GATE_FILE
     from donegate.ledger import FILE_NAME as LEDGER_FILE
 
     sqlitefile.hold([state / GATE_FILE, state / LEDGER_FILE])
-
-
-# Set by donegate.cli.main for its own process only, which then ends without finalising.
-EXIT_AT_ONCE = False
 
 
 def _list_early(cwd: Path) -> None:
