@@ -81,3 +81,37 @@ def test_the_command_with_jobs_answers_as_without(tmp_path: Path) -> None:
     assert several.stdout == single.stdout
     misuse = subprocess.run([*base[:4], "x.json", "--jobs", "2"], capture_output=True, check=False)
     assert misuse.returncode == 2
+
+
+def test_stdin_redirected_from_a_file_is_cut_like_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(batch_text())
+    base = [sys.executable, "-m", "donegate", "verify", "--now", NOW, "--jsonl"]
+    by_name = subprocess.run([*base, str(path)], capture_output=True, check=False)
+    with path.open("rb") as redirected:
+        cut = subprocess.run(
+            [*base, "-", "--jobs", "3"], stdin=redirected, capture_output=True, check=False
+        )
+    piped = subprocess.run(
+        [*base, "-", "--jobs", "3"], input=path.read_bytes(), capture_output=True, check=False
+    )
+    assert by_name.returncode == cut.returncode == piped.returncode == 4
+    assert cut.stdout == piped.stdout == by_name.stdout
+
+
+def test_only_a_whole_regular_file_on_stdin_is_taken_by_its_name(tmp_path: Path) -> None:
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(batch_text())
+    probe = [
+        sys.executable,
+        "-c",
+        "from donegate.cli.verify import stdin_file; print(stdin_file())",
+    ]
+    with path.open("rb") as whole:
+        named = subprocess.run(probe, stdin=whole, capture_output=True, text=True, check=True)
+    with path.open("rb") as started:
+        started.readline()  # someone read a line already: the rest is not the whole file
+        partial = subprocess.run(probe, stdin=started, capture_output=True, text=True, check=True)
+    piped = subprocess.run(probe, input="{}", capture_output=True, text=True, check=True)
+    assert named.stdout.strip() == str(path)
+    assert partial.stdout.strip() == piped.stdout.strip() == "None"

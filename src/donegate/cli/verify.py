@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from decimal import Decimal
 from pathlib import Path
@@ -60,7 +62,8 @@ if TYPE_CHECKING:  # a batch of claims is read without the models (see donegate.
     type=click.IntRange(1, 64),
     metavar="N",
     help="Processes for a --jsonl FILE; answers stay in input order. "
-    "Default: one per core for a file of 16 MB or more, else 1 (always 1 for stdin).",
+    "Default: one per core for a file of 16 MB or more, stdin redirected from one included; "
+    "else 1.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the claim with its verdict on stdout.")
 @click.option("--enforce", is_flag=True, help="Exit as the applied policy's on_unverified says.")
@@ -204,12 +207,31 @@ def _verify_lines(source: str, options: VerifyOptions, jobs: int | None) -> int:
     from donegate.bulkjobs import jobs_for, numbered, verify_file
 
     with _open_lines(source) as stream:  # opened first: an unreadable file is said one way
-        processes = 1 if source == "-" else jobs_for(Path(source), jobs)
-        if processes > 1:
-            invalid = verify_file(Path(source), sys.stdout.buffer, options, processes)
+        path = Path(source) if source != "-" else stdin_file()
+        processes = 1 if path is None else jobs_for(path, jobs)
+        if path is not None and processes > 1:
+            invalid = verify_file(path, sys.stdout.buffer, options, processes)
         else:
             invalid = verify_lines(numbered(stream), sys.stdout.buffer, options)
     return ExitCode.INVALID_INPUT if invalid else ExitCode.OK
+
+
+def stdin_file() -> Path | None:
+    """The file standard input reads when it is a whole regular file (``< claims.jsonl``).
+
+    Such an input can be cut in ranges like any file, by path (worker processes get no standard
+    input of their own). A pipe, a file someone already read part of, or one whose name no
+    longer leads to it, is read once, in order, by one process: None.
+    """
+    try:
+        st = os.fstat(0)
+        if not stat.S_ISREG(st.st_mode) or os.lseek(0, 0, os.SEEK_CUR) != 0:
+            return None
+        path = Path(os.readlink("/proc/self/fd/0"))
+        found = path.stat()
+    except (OSError, ValueError):
+        return None
+    return path if (found.st_dev, found.st_ino) == (st.st_dev, st.st_ino) else None
 
 
 def _open_lines(source: str) -> IO[bytes]:
