@@ -30,7 +30,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-if TYPE_CHECKING:
     Outcome = Literal["verified", "not_verified"]
 else:
     Outcome = str  # a Literal for the type checker; its values are str at run time

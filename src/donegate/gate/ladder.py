@@ -13,7 +13,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
-if TYPE_CHECKING:
     Observed = Literal["passed", "failed", "not_run"]
 else:
     Observed = str  # a Literal for the type checker; its values are str at run time

@@ -17,7 +17,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
-if TYPE_CHECKING:
     EventKind = Literal["baseline", "tool_use", "stop", "ignored"]
 else:
     EventKind = str  # a Literal for the type checker; its values are str at run time

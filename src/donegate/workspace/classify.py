@@ -20,7 +20,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
-if TYPE_CHECKING:
     WriteKind = Literal["source", "cosmetic", "test", "doc", "config"]
 else:
     WriteKind = str  # a Literal for the type checker; its values are str at run time

@@ -53,7 +53,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-if TYPE_CHECKING:
     Origin = Literal["git", "walk", "head", "empty"]
 else:
     Origin = str  # a Literal for the type checker; its values are str at run time
@@ -324,9 +323,9 @@ class Snapshot:
         """
         try:
             fields = marshal.loads(data)
-            listings = fields[9] if fields[:2] == (RECORD_TAG, RECORD_VERSION) else {}
             if fields[:2] not in ((RECORD_TAG, 1), (RECORD_TAG, RECORD_VERSION)):
                 return None
+            listings = fields[9] if fields[1] == RECORD_VERSION else {}  # none kept in version 1
             _, _, root, taken_at, started_ns, origin, algorithm, fingerprint, entries = fields[:9]
             if type(entries) is not dict or type(fingerprint) is not str:
                 return None

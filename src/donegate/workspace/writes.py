@@ -11,7 +11,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-if TYPE_CHECKING:
     Change = Literal["added", "modified", "deleted", "renamed"]
 else:
     Change = str  # a Literal for the type checker; its values are str at run time
