@@ -31,15 +31,7 @@ def test_without_any_donegate_the_launcher_lets_the_agent_stop_and_says_why(
     tmp_path: Path,
 ) -> None:
     env = {**os.environ, "PATH": str(tmp_path)}  # no donegate, uvx or pipx to be found
-    done = subprocess.run(
-        ["/bin/sh", str(PLUGIN / "bin" / "donegate-hook")],
-        input="{}",
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0
+    done = _launch(env, tmp_path)
     assert "not installed" in json.loads(done.stdout)["systemMessage"]
 
 
@@ -73,14 +65,19 @@ def test_the_launcher_passes_over_a_donegate_inside_the_project_and_the_shells_p
     )
     assert marker.exists()
     marker.unlink()
-    done = subprocess.run(
+    done = _launch(env, project)
+    assert not marker.exists()  # neither the planted donegate nor the planted module ran
+    assert "could not read this hook call" in done.stdout  # the real donegate answered
+
+
+def _launch(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The plugin's launcher, run as Claude Code runs a hook: it must always exit 0."""
+    return subprocess.run(
         ["/bin/sh", str(PLUGIN / "bin" / "donegate-hook")],
         input="{}",
         capture_output=True,
         text=True,
         env=env,
-        cwd=project,
+        cwd=cwd,
         check=True,
     )
-    assert not marker.exists()  # neither the planted donegate nor the planted module ran
-    assert "could not read this hook call" in done.stdout  # the real donegate answered

@@ -8,7 +8,6 @@ and every stop of the untouched judge say so, with the fix.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -18,7 +17,7 @@ from pathlib import Path
 import donegate
 from donegate import reach
 from donegate.demo import project
-from donegate.demo.project import FIXED, payload
+from donegate.demo.project import FIXED, payload, run_hook
 from donegate.session.doctor import Doctor
 
 SESSION = "reach-1"
@@ -39,20 +38,10 @@ def _vendored(repo: Path) -> Path:
 
 
 def _hook(event: str, repo: Path, state: Path, path: Path | None) -> dict[str, object]:
-    env = {**os.environ, "DONEGATE_STATE_DIR": str(state)}
-    if path is not None:
-        env["PYTHONPATH"] = str(path)
-    done = subprocess.run(
-        [sys.executable, "-P", "-m", "donegate", "hook", "claude-code"],
-        input=json.dumps(payload(event, SESSION, repo)),
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=repo,
-        check=True,
-    )
-    answer: dict[str, object] = json.loads(done.stdout) if done.stdout.strip() else {}
-    return answer
+    env = {"PYTHONPATH": str(path)} if path is not None else {}
+    run = run_hook(payload(event, SESSION, repo), state, cwd=repo, env=env)
+    assert run.exit_code == 0, run.stderr
+    return run.answer
 
 
 def test_a_judge_inside_the_workspace_is_reported_at_every_stop_and_can_be_rewritten(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -113,27 +112,16 @@ def test_a_git_the_agent_put_on_the_path_never_runs_inside_the_judge(tmp_path: P
     # Lists no untracked file at all: a new, gitignored-looking data file would be noise.
     fake.write_text(f"#!/bin/sh\ntouch {marker}\nexit 0\n")
     fake.chmod(0o755)
-    env = {
-        **os.environ,
-        "PATH": f"{fake.parent}{os.pathsep}.{os.pathsep}{os.environ['PATH']}",
-        "DONEGATE_STATE_DIR": str(state),
-    }
+    path = {"PATH": f"{fake.parent}{os.pathsep}.{os.pathsep}{os.environ['PATH']}"}
     # The attack's premise: a plain PATH lookup, as any program run there does, finds it.
-    subprocess.run(["git", "--version"], env=env, cwd=repo, check=True)
+    subprocess.run(["git", "--version"], env={**os.environ, **path}, cwd=repo, check=True)
     assert marker.exists()
     marker.unlink()
-    for event in ("SessionStart", "Stop"):
-        if event == "Stop":
-            (repo / "zipcode.py").write_text(FIXED)
-        subprocess.run(
-            [sys.executable, "-P", "-m", "donegate", "hook", "claude-code"],
-            input=json.dumps(payload(event, SESSION, repo)),
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=repo,
-            check=True,
-        )
+    assert (
+        run_hook(payload("SessionStart", SESSION, repo), state, cwd=repo, env=path).exit_code == 0
+    )
+    (repo / "zipcode.py").write_text(FIXED)
+    assert run_hook(payload("Stop", SESSION, repo), state, cwd=repo, env=path).exit_code == 0
     assert not marker.exists()  # the hook's git is the one outside the tree
     assert [w["path"] for w in receipt_writes(state)] == ["zipcode.py"]
     assert last_receipt(state) == ("verified", "allow", "verified_after_write")

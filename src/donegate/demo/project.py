@@ -142,11 +142,18 @@ def payload(event: str, session: str, cwd: Path, **fields: Any) -> dict[str, Any
 
 
 def run_hook(
-    data: dict[str, Any] | str, state_dir: Path, host: str = "claude-code", cwd: Path | None = None
+    data: dict[str, Any] | str,
+    state_dir: Path,
+    host: str = "claude-code",
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> HookRun:
-    """Run ``donegate hook HOST`` as the host would: the payload on stdin, a fresh process."""
+    """Run ``donegate hook HOST`` as the host would: the payload on stdin, a fresh process.
+
+    ``env`` adds to (or replaces in) this process's environment, as a host's shell would.
+    """
     text = data if isinstance(data, str) else json.dumps(data)
-    env = {**os.environ, "DONEGATE_STATE_DIR": str(state_dir)}
+    env = {**os.environ, **(env or {}), "DONEGATE_STATE_DIR": str(state_dir)}
     result = subprocess.run(
         [sys.executable, "-m", "donegate", "hook", host],
         input=text,
