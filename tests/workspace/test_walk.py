@@ -127,3 +127,17 @@ def test_a_damaged_listing_is_no_record_and_a_version_1_record_is_still_read(rep
     assert back is not None
     assert back.entries == snap.entries
     assert back.listings == {}
+
+
+def test_a_file_git_lists_is_seen_even_where_the_walk_misses_it(repo: Path) -> None:
+    """The second net: an untracked file git lists is looked at whatever the listings say."""
+    first = _aged(Snapshot.take(repo))
+    src = repo / "src"
+    write(repo, "src/planted.py", "x = 1\n")  # ignored by git: the walk alone can find it
+    write(repo, "src/visible.py", "y = 2\n")  # not ignored: git lists it
+    now = src.stat()
+    names = first.listings["src/"][3]  # the names before the writes, under the times of now:
+    first.listings["src/"] = (now.st_mtime_ns, now.st_ctime_ns, now.st_ino, names)
+    fooled = Snapshot.take(repo, previous=first)  # a listing that (wrongly) still holds
+    assert "src/planted.py" not in fooled.entries
+    assert "src/visible.py" in fooled.entries
