@@ -9,8 +9,9 @@ neither a match nor a contradiction.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
+
+from donegate.record import Record
 
 # Any JSON value, as parsed (the batch reader imports no pydantic, so neither does this module).
 JsonValue: TypeAlias = Any
@@ -60,19 +61,21 @@ KEY_RULES: Mapping[tuple[str, str], KeyRule] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    """The outcome of comparing one evidence item, with the keys that decided it."""
+class Comparison(Record):
+    """The outcome of comparing one evidence item, with the keys that decided it.
+
+    A record (a tuple), not a frozen dataclass: every counting item of every claim makes one, and
+    a frozen dataclass sets each field through ``object.__setattr__``."""
 
     outcome: Outcome
-    contradicted: tuple[str, ...] = field(default=())
-    missing: tuple[str, ...] = field(default=())
+    contradicted: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
 
 
 def compare(check_type: str, expected: Mapping[str, JsonValue], observed: JsonValue) -> Comparison:
     """Match when every expected key is satisfied, contradicts when a present key is not."""
     if not expected or not isinstance(observed, dict):
-        return Comparison("no_observation", missing=tuple(expected))
+        return Comparison("no_observation", (), tuple(expected))
     contradicted: list[str] = []
     missing: list[str] = []
     ruled = check_type in _RULED_TYPES  # most check types have no rule of their own
@@ -92,7 +95,7 @@ def compare(check_type: str, expected: Mapping[str, JsonValue], observed: JsonVa
     if contradicted:
         return Comparison("contradicts", tuple(contradicted), tuple(missing))
     if missing:
-        return Comparison("no_observation", missing=tuple(missing))
+        return Comparison("no_observation", (), tuple(missing))
     return MATCH
 
 

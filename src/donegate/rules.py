@@ -114,22 +114,18 @@ class VerifyOptions:
             raise ValueError(f"max_skew_s: expected 0 to {MAX_SKEW_LIMIT_S} seconds, got {skew}")
 
 
-class Finding:
+class Finding(Record):
     """Why one evidence item did or did not move the verdict: ``index``, ``check_type``,
-    ``counts``, ``outcome`` (None when it does not count) and ``why``, in words."""
+    ``counts``, ``outcome`` (None when it does not count) and ``why``, in words; with the item
+    and its comparison (None when it does not count), which the reasons read."""
 
-    __slots__ = ("check_type", "comparison", "counts", "index", "item", "outcome", "why")
-
-    def __init__(
-        self, index: int, item: EvidenceView, why_not: str | None, comparison: Comparison | None
-    ) -> None:
-        self.index = index
-        self.item = item
-        self.check_type = item.check_type
-        self.comparison = comparison
-        self.counts = why_not is None
-        self.outcome: Outcome | None = None if comparison is None else comparison.outcome
-        self.why = why_not if why_not is not None else _why(item, comparison)
+    index: int  # type: ignore[assignment]  # the field hides tuple.index, as the models' name it
+    check_type: str
+    counts: bool
+    outcome: Outcome | None
+    why: str
+    item: EvidenceView
+    comparison: Comparison | None
 
 
 class Ruling(Record):
@@ -157,21 +153,37 @@ def rule(claim: ClaimView, applied: PolicyView, options: VerifyOptions) -> Rulin
     now = options.now or Instant.now()
     written_at = {m.id: m.at for m in claim.mutations}
     window = _Window.at(now, applied.max_age_s, options.max_skew_s)
+    trust = options.trust
     readings: list[Finding] = []
-    matches: list[Finding] = []
+    matched: list[int] = []
+    matched_types: set[str] = set()
+    covered: set[str] = set()
     contradiction: Finding | None = None
     for index, item in enumerate(claim.evidence):  # one pass: this runs for every claim
-        reading = _read(written_at, index, item, now, window, options.trust)
+        check_type = item.check_type
+        why_not = _why_not_counted(written_at, item, now, window, trust)
+        if why_not is not None:
+            readings.append(Finding(index, check_type, False, None, why_not, item, None))
+            continue
+        comparison = compare(check_type, item.expected, item.observed_value)
+        outcome = comparison.outcome
+        if outcome == "match":
+            readings.append(Finding(index, check_type, True, outcome, _MATCHES, item, comparison))
+            matched.append(index)
+            matched_types.add(check_type)
+            covered.update(item.covers)
+            continue
+        reading = Finding(
+            index, check_type, True, outcome, _why(item, comparison), item, comparison
+        )
         readings.append(reading)
-        if reading.outcome == "match":
-            matches.append(reading)
-        elif reading.outcome == "contradicts" and contradiction is None:
+        if outcome == "contradicts" and contradiction is None:
             contradiction = reading
-    unmet = _unmet(claim, applied, matches, options.required)
+    unmet = _unmet(claim, applied, written_at, matched_types, covered, matched, options.required)
     state: State
     if contradiction is not None:
         state, reason = "refuted", _refuted_reason(contradiction)
-    elif matches and not unmet:
+    elif matched and not unmet:
         state, reason = "verified", None
     else:
         state, reason = "unverified", _unverified_reason(claim, readings, unmet, options.required)
@@ -233,20 +245,6 @@ def _shifted(key: tuple[int, str], seconds: Seconds, sign: int) -> tuple[int, st
         return floor, f"{tick:0{places}d}".rstrip("0")
 
 
-def _read(
-    written_at: Mapping[str, Instant],
-    index: int,
-    item: EvidenceView,
-    now: Instant,
-    window: _Window,
-    trust: frozenset[str] | None,
-) -> Finding:
-    why_not = _why_not_counted(written_at, item, now, window, trust)
-    if why_not is not None:
-        return Finding(index, item, why_not, None)
-    return Finding(index, item, None, compare(item.check_type, item.expected, item.observed_value))
-
-
 def _why_not_counted(
     written_at: Mapping[str, Instant],
     item: EvidenceView,
@@ -299,16 +297,21 @@ def _g(seconds: Seconds) -> str:
 def _unmet(
     claim: ClaimView,
     applied: PolicyView,
-    matches: Sequence[Finding],
+    written_at: Mapping[str, Instant],
+    matched_types: set[str],
+    covered: set[str],
+    matched: list[int],
     required: Mapping[int, str],
 ) -> list[str]:
-    matched_types = {r.item.check_type for r in matches}
-    covered = {mutation_id for r in matches for mutation_id in r.item.covers}
-    unmet = [t for t in _unique(applied.requires) if t not in matched_types]
-    unmet += [f"mutation:{m.id}" for m in claim.mutations if m.id not in covered]
+    requires = applied.requires
+    if len(requires) > 1:
+        requires = _unique(requires)
+    unmet = [t for t in requires if t not in matched_types]
+    if not covered.issuperset(written_at):  # at once, in C: most claims cover every mutation
+        unmet += [f"mutation:{m.id}" for m in claim.mutations if m.id not in covered]
     if required:
-        matched = {r.index for r in matches}
-        unmet += [f"check:{name}" for i, name in sorted(required.items()) if i not in matched]
+        counted = set(matched)
+        unmet += [f"check:{name}" for i, name in sorted(required.items()) if i not in counted]
     return unmet
 
 
@@ -342,10 +345,12 @@ def _unverified_reason(
             f"does not count: {first.why}."
         )
     # A required check that failed says most about why: its own reason comes first.
-    matched = {r.index for r in readings if r.outcome == "match"}
-    for index, name in sorted(required.items()):
-        if index not in matched and index < len(readings):
-            return f"Configured check {name} did not confirm the claim ({readings[index].why})."
+    if required:
+        matched = {r.index for r in readings if r.outcome == "match"}
+        for index, name in sorted(required.items()):
+            if index not in matched and index < len(readings):
+                why = readings[index].why
+                return f"Configured check {name} did not confirm the claim ({why})."
     for entry in unmet:
         if entry.startswith("mutation:"):
             mutation_id = entry.removeprefix("mutation:")
@@ -360,12 +365,11 @@ def _unverified_reason(
     )
 
 
-def _why(item: EvidenceView, comparison: Comparison | None) -> str:
-    """Why a counting item did or did not match, in words."""
-    if comparison is None:
-        return "does not count"
-    if comparison.outcome == "match":
-        return "counts and matches its expectation"
+_MATCHES = "counts and matches its expectation"
+
+
+def _why(item: EvidenceView, comparison: Comparison) -> str:
+    """Why a counting item did not match, in words."""
     if comparison.outcome == "contradicts":
         return f"counts and contradicts its expectation on {', '.join(comparison.contradicted)}"
     if not item.expected:
@@ -376,4 +380,11 @@ def _why(item: EvidenceView, comparison: Comparison | None) -> str:
 
 
 def _show(value: object) -> str:
+    kind = type(value)
+    if kind is int:  # most observed values; json.dumps takes its slow path for anything not str
+        return int.__repr__(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if value is None:
+        return "null"
     return json.dumps(value)
