@@ -125,15 +125,26 @@ def _settled(claim: ClaimStruct) -> bool:
     one; False as soon as one is not so (the loader then says what is wrong). One pass over the
     claim's items, in Python: cheaper than a decoder hook called from C for every instant."""
     ids: set[str] = set()
+    seen = _instants  # an instant met before is taken here, without a call
     for mutation in claim.mutations:
-        at = _instant(mutation.at)
-        if at is None or mutation.id in ids:
+        text = mutation.at
+        at = seen.get(text) if type(text) is str else None
+        if at is None:
+            at = _instant(text)
+            if at is None:
+                return False
+        if mutation.id in ids:
             return False
         ids.add(mutation.id)
         mutation.at = at
     for item in claim.evidence:
-        at = _instant(item.at)
-        if at is None or not ids.issuperset(item.covers):
+        text = item.at
+        at = seen.get(text) if type(text) is str else None
+        if at is None:
+            at = _instant(text)
+            if at is None:
+                return False
+        if not ids.issuperset(item.covers):
             return False
         item.at = at
     return True
