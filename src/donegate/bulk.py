@@ -120,13 +120,45 @@ class Batch:
         return _record(number, loaded.task.id, ruling, _plain_applied(applied))
 
 
-def verify_lines(lines: Iterable[tuple[int, bytes]], out: IO[bytes], options: VerifyOptions) -> int:
-    """Answer every numbered line on ``out``; the number of lines that were not valid claims."""
+def verify_lines(
+    lines: Iterable[tuple[int, bytes]],
+    out: IO[bytes],
+    options: VerifyOptions,
+    *,
+    each: bool = False,
+) -> int:
+    """Answer every numbered line on ``out``; the number of lines that were not valid claims.
+
+    Answers are written in blocks of about 64 KiB (``out`` may be unbuffered: ``python -u``, or
+    ``PYTHONUNBUFFERED``, makes standard output a bare file), or one by one when ``each`` is set:
+    someone typing lines reads each answer at once."""
     batch = Batch(options)
-    write = out.write
-    for number, line in lines:
-        write(batch.answer(number, line) + b"\n")
+    answer = batch.answer
+    answers: list[bytes] = []
+    held = 0
+    try:
+        for number, line in lines:
+            text = answer(number, line)
+            answers.append(text)
+            held += len(text)
+            if held >= _BLOCK or each:
+                _write(out, answers, flush=each)
+                held = 0
+    finally:  # the lines answered are written, even when reading the next one failed
+        _write(out, answers, flush=False)
     return batch.invalid
+
+
+def _write(out: IO[bytes], answers: list[bytes], *, flush: bool) -> None:
+    if answers:
+        answers.append(b"")  # the last answer's newline
+        out.write(b"\n".join(answers))
+        answers.clear()
+    if flush:
+        out.flush()
+
+
+_BLOCK = 64 * 1024
 
 
 def _plain_applied(applied: AppliedPolicy) -> dict[str, Any]:
