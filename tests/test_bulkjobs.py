@@ -105,7 +105,7 @@ def test_only_a_whole_regular_file_on_stdin_is_taken_by_its_name(tmp_path: Path)
     probe = [
         sys.executable,
         "-c",
-        "from donegate.cli.verify import stdin_file; print(stdin_file())",
+        "from donegate.cli.batch import stdin_file; print(stdin_file())",
     ]
     with path.open("rb") as whole:
         named = subprocess.run(probe, stdin=whole, capture_output=True, text=True, check=True)

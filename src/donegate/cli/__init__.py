@@ -3,7 +3,8 @@
 ``main`` is the console script. The hosts' hooks run ``donegate hook HOST`` at every agent stop,
 in a fresh process: that one path skips loading the command-line framework (a quarter of its
 start-up time). ``donegate collect`` starts its test command before loading it
-(:mod:`donegate.cli.prestart`). Everything else, ``donegate hook --help`` included, goes
+(:mod:`donegate.cli.prestart`), and ``donegate verify --jsonl`` in its plain form answers its batch
+without it (:mod:`donegate.cli.batch`). Everything else, ``donegate hook --help`` included, goes
 through the click application in :mod:`donegate.cli.app`.
 """
 
@@ -31,6 +32,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv is None:
             _exit_at_once(code)
         return code
+    if args[:1] == ["verify"] and "--jsonl" in args:
+        answered = _batch(args[1:])
+        if answered is not None:
+            if argv is None:
+                _exit_at_once(answered)
+            return answered
     if args[:1] == ["collect"]:
         code = _collect(args)
         if argv is None:  # this process's own command: pydantic and click need no tidying away
@@ -54,6 +61,14 @@ def _collect(args: list[str]) -> int:
         if early is not None:
             early.close()  # a run nothing took over: stopped, and its scratch removed
     return code
+
+
+def _batch(args: list[str]) -> int | None:
+    """``donegate verify --jsonl`` in its plain form, without click (see :mod:`.batch`)."""
+    from donegate.cli import batch
+
+    plain = batch.plain_args(args)
+    return None if plain is None else batch.run(plain)
 
 
 def _hook_args(args: list[str]) -> tuple[str, str | None] | None:

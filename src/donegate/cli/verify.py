@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import stat
 import sys
 from decimal import Decimal
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from donegate.cli.options import INSTANT, SecondsParam
 from donegate.errors import InvalidInput
-from donegate.exitcodes import HELP_TABLE, ExitCode
+from donegate.exitcodes import HELP_TABLE
 from donegate.instant import Instant
 from donegate.rules import DEFAULT_MAX_SKEW_S, MAX_SKEW_LIMIT_S, VerifyOptions
 
@@ -62,7 +60,7 @@ if TYPE_CHECKING:  # a batch of claims is read without the models (see donegate.
     type=click.IntRange(1, 64),
     metavar="N",
     help="Processes for a --jsonl FILE; answers stay in input order. "
-    "Default: one per core for a file of 16 MB or more, stdin redirected from one included; "
+    "Default: one per core for a file of 4 MB or more, stdin redirected from one included; "
     "else 1.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the claim with its verdict on stdout.")
@@ -107,7 +105,10 @@ def verify(
     if jsonl is not None:
         if trust_key:
             raise click.UsageError("--trust-key works on one CLAIM, not with --jsonl")
-        return _verify_lines(jsonl, options, jobs)
+        from donegate.cli.batch import answer_lines, open_lines
+
+        stream = open_lines(jsonl)  # opened first: an unreadable file is said one way
+        return answer_lines(stream, jsonl, options, jobs)
     assert claim is not None
     from donegate.cli.report import show
     from donegate.enforce import exit_code
@@ -200,44 +201,3 @@ def _applied_policy(policy_file: Path | None) -> AppliedPolicy | None:
     from donegate.policy import AppliedPolicy, load_policy_file
 
     return AppliedPolicy(source="file", policy=load_policy_file(policy_file))
-
-
-def _verify_lines(source: str, options: VerifyOptions, jobs: int | None) -> int:
-    from donegate.bulk import verify_lines
-    from donegate.bulkjobs import jobs_for, numbered, verify_file
-
-    with _open_lines(source) as stream:  # opened first: an unreadable file is said one way
-        path = Path(source) if source != "-" else stdin_file()
-        processes = 1 if path is None else jobs_for(path, jobs)
-        if path is not None and processes > 1:
-            invalid = verify_file(path, sys.stdout.buffer, options, processes)
-        else:
-            invalid = verify_lines(numbered(stream), sys.stdout.buffer, options)
-    return ExitCode.INVALID_INPUT if invalid else ExitCode.OK
-
-
-def stdin_file() -> Path | None:
-    """The file standard input reads when it is a whole regular file (``< claims.jsonl``).
-
-    Such an input can be cut in ranges like any file, by path (worker processes get no standard
-    input of their own). A pipe, a file someone already read part of, or one whose name no
-    longer leads to it, is read once, in order, by one process: None.
-    """
-    try:
-        st = os.fstat(0)
-        if not stat.S_ISREG(st.st_mode) or os.lseek(0, 0, os.SEEK_CUR) != 0:
-            return None
-        path = Path(os.readlink("/proc/self/fd/0"))
-        found = path.stat()
-    except (OSError, ValueError):
-        return None
-    return path if (found.st_dev, found.st_ino) == (st.st_dev, st.st_ino) else None
-
-
-def _open_lines(source: str) -> IO[bytes]:
-    if source == "-":
-        return sys.stdin.buffer
-    try:
-        return Path(source).open("rb")
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {source}: {exc.strerror}") from None
