@@ -96,6 +96,39 @@ def test_edge_documents_are_answered_as_the_loader_does(change: dict[str, Any], 
     assert_same(json.dumps(claim_doc(**change), ensure_ascii=False).encode())
 
 
+def nested(levels: int) -> Any:
+    value: Any = 1
+    for level in range(levels):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("levels", [reader.VALUE_DEPTH, reader.VALUE_DEPTH + 1, 150])
+def test_values_past_the_readers_depth_go_to_the_loader(levels: int) -> None:
+    doc = claim_doc(evidence=[evidence(expected={"v": nested(levels)})])
+    line = json.dumps(doc).encode()
+    assert (reader.read(line) is not None) == (levels <= reader.VALUE_DEPTH)
+    assert_same(line)
+
+
+@pytest.mark.parametrize("key", ["observed_value", "verdict", "expected", "at"])
+def test_a_deep_value_hidden_under_a_duplicate_key_never_passes_the_reader(key: str) -> None:
+    # The first of two equal keys is dropped by a decoder, but the loader's parser still reads
+    # (and refuses) its depth: measured on the decoded claim, this line would be taken.
+    deep = "[" * 210 + "]" * 210  # the loader's parser stops between 196 and 201 levels
+    base = json.dumps(claim_doc())
+    if key == "verdict":
+        line = base[:-1] + f', "verdict": {deep}, "verdict": null}}'
+    else:
+        marker = f'"{key}": '
+        line = base.replace(marker, f"{marker}{deep}, {marker}", 1)
+    assert line != base
+    assert reader.read(line.encode()) is None
+    with pytest.raises(InvalidInput, match="nested too deeply"):
+        parse_claim(line)
+    assert_same(line.encode())
+
+
 def test_raw_texts_the_json_module_would_not_write() -> None:
     base = json.dumps(claim_doc())
     for raw in ["-0", "-0.0", "1e400", "1E2", "1.5e-400", "123456789012345678901234567890"]:

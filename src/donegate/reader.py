@@ -2,10 +2,10 @@
 
 :func:`read` takes a line of JSON text to small structs, or to None when the line is anything but
 a claim the loader (:func:`donegate.claim.parse_claim`, pydantic) takes exactly as it is: a field
-the format does not name (the loader keeps it), a dangling reference, a bad instant, nesting near
-the loader's bound, an integer longer than Python converts, anything unexpected. The caller then
-asks the loader, which decides and names the path of what is wrong. So the reader never accepts
-what the loader refuses, and never has error messages of its own.
+the format does not name (the loader keeps it), a dangling reference, a bad instant, a value
+nested more than :data:`VALUE_DEPTH` deep, an integer longer than Python converts, anything
+unexpected. The caller then asks the loader, which decides and names the path of what is wrong.
+So the reader never accepts what the loader refuses, and never has error messages of its own.
 
 The structs remember which optional fields were given (an unset one is ``UNSET``, an absent list
 an :class:`Absent` one), so :func:`as_model` can make the loader's models of them, fields set and
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from itertools import accumulate
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
@@ -32,8 +31,12 @@ if TYPE_CHECKING:
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 Seconds = Annotated[int, msgspec.Meta(ge=0)] | Annotated[float, msgspec.Meta(ge=0)]
 
-SHALLOW = 190
-"""Nesting the loader always allows (its parser stops near 200 levels, depending on where)."""
+VALUE_DEPTH = 4
+"""How deeply a value the format leaves open (``expected``, ``observed_value``, the agent's own
+``verdict``) may nest in a claim this reader takes: the loader's parser stops near 200 levels,
+and every line the reader takes nests far less, by its types alone. The text of a line is never
+measured, and a value the reader drops (the first of two equal keys) was read to these types too.
+Deeper values are rare, and go to the loader."""
 LONGEST_INTEGER = 4300
 """The loader refuses a number with more integer digits than this (Python's own limit)."""
 # A digit run starting at a run's first digit, so each run is scanned once, however long.
@@ -42,6 +45,25 @@ _TOO_MANY_DIGITS = re.compile(rb"(?<![0-9])[0-9]{%d}" % (LONGEST_INTEGER + 1))
 
 class Absent(list[Any]):
     """The empty list a claim has when it names no such list (the loader does not set it)."""
+
+
+def _nested(levels: int) -> object:
+    """The JSON values nested at most ``levels`` deep, as a type msgspec checks in C.
+
+    Each level doubles the decoder's type tree (4 levels build in about 2 ms)."""
+    scalar = str | int | float | bool | None
+    value: object = scalar
+    for _ in range(levels):
+        value = scalar | list[value] | dict[str, value]  # type: ignore[valid-type]
+    return value
+
+
+if TYPE_CHECKING:  # the rules read a decoded value as any JSON, and an instant's text as Instant
+    Value = Any
+    Text = Any
+else:
+    Value = _nested(VALUE_DEPTH)
+    Text = str
 
 
 class _Struct(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -61,7 +83,7 @@ class _Mutation(_Struct):
     id: NonEmpty
     kind: str
     target: str
-    at: Any  # decoded as JSON, made an Instant by read() (or the line goes to the loader)
+    at: Text  # made an Instant by read() (or the line goes to the loader)
 
 
 class _Verifier(_Struct):
@@ -72,9 +94,9 @@ class _Verifier(_Struct):
 class _Evidence(_Struct, kw_only=True):  # the model's field order, an optional one inside
     check_type: NonEmpty
     target: str
-    expected: dict[str, Any]
-    observed_value: Any = msgspec.UNSET  # never a dict, so it observes nothing, as null does
-    at: Any  # as a mutation's
+    expected: dict[str, Value]
+    observed_value: Value | msgspec.UnsetType = msgspec.UNSET  # not a dict: observes nothing
+    at: Text  # as a mutation's
     covers: list[str]
     verifier: _Verifier
 
@@ -95,7 +117,7 @@ class ClaimStruct(_Struct):
     policy: PolicyStruct | msgspec.UnsetType | None = msgspec.UNSET
     # Only the verifier computes a verdict, so this one is never read; it is decoded all the same,
     # as the loader reads it (raw, its text would go unchecked: invalid UTF-8 slips through).
-    verdict: Any = msgspec.UNSET
+    verdict: Value | msgspec.UnsetType = msgspec.UNSET
 
 
 _INSTANTS_KEPT = 65536
@@ -113,10 +135,6 @@ def read(line: bytes) -> ClaimStruct | None:
         return None
     if len(line) > LONGEST_INTEGER and _TOO_MANY_DIGITS.search(line):
         return None  # perhaps only digits in a string, but the loader alone can tell
-    # A line with few brackets cannot nest deeply; else it is measured, on its text: a value the
-    # reader dropped (the first of two equal keys) still counts for the loader's parser.
-    if line.count(b"[") + line.count(b"{") > SHALLOW and _depth(line) > SHALLOW:
-        return None
     return claim
 
 
@@ -128,7 +146,7 @@ def _settled(claim: ClaimStruct) -> bool:
     seen = _instants  # an instant met before is taken here, without a call
     for mutation in claim.mutations:
         text = mutation.at
-        at = seen.get(text) if type(text) is str else None
+        at = seen.get(text)
         if at is None:
             at = _instant(text)
             if at is None:
@@ -139,7 +157,7 @@ def _settled(claim: ClaimStruct) -> bool:
         mutation.at = at
     for item in claim.evidence:
         text = item.at
-        at = seen.get(text) if type(text) is str else None
+        at = seen.get(text)
         if at is None:
             at = _instant(text)
             if at is None:
@@ -165,17 +183,6 @@ def _instant(text: object) -> Instant | None:
             _instants.clear()
         instant = _instants[text] = Instant(text, key)
     return instant
-
-
-def _depth(line: bytes) -> int:
-    """How deeply the JSON text ``line`` nests (it parsed: its strings are well formed)."""
-    brackets = _STRING.sub(b"", line).translate(None, _NOT_BRACKETS)
-    return max(accumulate(_STEP[byte] for byte in brackets), default=0)
-
-
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
 def as_model(claim: ClaimStruct) -> Claim:
