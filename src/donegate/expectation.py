@@ -78,18 +78,20 @@ def compare(check_type: str, expected: Mapping[str, JsonValue], observed: JsonVa
         return Comparison("no_observation", (), tuple(expected))
     contradicted: list[str] = []
     missing: list[str] = []
-    ruled = check_type in _RULED_TYPES  # most check types have no rule of their own
+    rules = _RULES_BY_TYPE.get(check_type)  # most check types have no rule of their own
     for key, want in expected.items():
-        if key not in observed:
+        got = observed.get(key, _ABSENT)
+        if got is _ABSENT:
             missing.append(key)
             continue
-        got = observed[key]
-        if ruled:
-            satisfied = _satisfied(check_type, key, want, got)
-        elif type(want) is type(got) and type(want) in _SCALARS:
-            satisfied = want == got  # the common case, said by json_equal in one step
-        else:
-            satisfied = satisfies(want, got)
+        rule = rules.get(key) if rules else None
+        satisfied = rule(want, got) if rule else None
+        if satisfied is None:
+            kind = type(want)
+            if kind is type(got) and kind in _SCALARS:
+                satisfied = want == got  # the common case, said by json_equal in one step
+            else:
+                satisfied = satisfies(want, got)
         if not satisfied:
             contradicted.append(key)
     if contradicted:
@@ -102,13 +104,16 @@ def compare(check_type: str, expected: Mapping[str, JsonValue], observed: JsonVa
 MATCH = Comparison("match")
 """Every match is this one object: a claim with a million matching items needs only one."""
 
-_RULED_TYPES = frozenset(check_type for check_type, _ in KEY_RULES)
+_ABSENT = object()
 
+
+def _by_check_type(rules: Mapping[tuple[str, str], KeyRule]) -> dict[str, dict[str, KeyRule]]:
+    grouped: dict[str, dict[str, KeyRule]] = {}
+    for (check_type, key), rule in rules.items():
+        grouped.setdefault(check_type, {})[key] = rule
+    return grouped
+
+
+_RULES_BY_TYPE = _by_check_type(KEY_RULES)
 
 _SCALARS = frozenset({str, int, float, type(None)})  # bool is its own type, never int's
-
-
-def _satisfied(check_type: str, key: str, want: JsonValue, got: JsonValue) -> bool:
-    rule = KEY_RULES.get((check_type, key))
-    verdict = rule(want, got) if rule else None
-    return satisfies(want, got) if verdict is None else verdict
