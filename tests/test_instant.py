@@ -92,21 +92,24 @@ def test_a_claim_with_foreign_digits_is_invalid() -> None:
     assert caught.value.path == "evidence[0].at"
 
 
-# A minute already seen, then every way the rest of a text can be right or nearly right: the
-# sliced reading of a known minute must say exactly what the full pattern says.
+# A second already seen, then every way the rest of a text can be right or nearly right: the
+# sliced reading of a known second must say exactly what the full pattern says.
 _SEEN = "2026-08-27T18:04"
 _TAILS = st.tuples(
     st.sampled_from([":", "", "::", ".", "-"]),
     st.sampled_from(["00", "05", "59", "60", "5", "٣٣", "0²", "", " 5"]),
-    st.sampled_from(["", ".", ".5", ".000", ".٣", ".5٣", ".²", "..5", ".5.5", "." + "1" * 1001]),
+    st.sampled_from(
+        ["", ".", ".5", ".000", ".٣", ".5٣", ".²", "..5", ".5.5", "." + "1" * 1001, "5", ",5", "05"]
+    ),
     st.sampled_from(["Z", "z", "", "+00:00", "-07:30", "Z\n", "ZZ", " Z", "+24:00"]),
 ).map("".join)
 
 
 @settings(max_examples=1500, deadline=None)
 @given(tail=_TAILS, seen=st.sampled_from([_SEEN, _SEEN.replace("T", "t")]))
-def test_a_known_minute_is_read_as_the_full_pattern_reads_it(tail: str, seen: str) -> None:
-    instant._matched_key(f"{seen}:00Z")  # the minute is now known
+def test_a_known_second_is_read_as_the_full_pattern_reads_it(tail: str, seen: str) -> None:
+    for second in ("00", "05", "59"):
+        instant._matched_key(f"{seen}:{second}Z")  # these seconds are now known
     text = seen + tail
     try:
         expected: object = instant._matched_key(text)
@@ -119,11 +122,11 @@ def test_a_known_minute_is_read_as_the_full_pattern_reads_it(tail: str, seen: st
     assert got == expected
 
 
-def test_a_minute_is_remembered_only_from_a_valid_instant() -> None:
+def test_a_second_is_remembered_only_from_a_real_date_and_time() -> None:
     for text in ("2031-02-30T18:04:00Z", "2031-08-27T24:04:00Z", "2031-08-28T18:04:61Z"):
         with pytest.raises(ValueError, match="not a real date and time"):
             instant.instant_key(text)
-        assert text[:16] not in instant._minutes
+        assert text[:19] not in instant._seconds
     # Seconds that read well do not make a day that does not exist.
     with pytest.raises(ValueError, match="not a real date and time"):
         instant.instant_key("2031-02-30T18:04:05Z")

@@ -163,30 +163,30 @@ class Instant:
 def instant_key(text: str) -> tuple[int, str]:
     """The exact ordering key of RFC 3339 ``text`` (see :class:`Instant`), or ``ValueError``.
 
-    Batches parse millions of these. A UTC instant whose date, hour and minute were seen before
-    in a valid instant is read by slicing: its seconds, fraction and ``Z`` checked as the
-    pattern checks them. Anything else is matched in full, which also remembers its minute.
+    Batches parse millions of these. A UTC instant whose date and time to the second were seen
+    before in a valid instant is read by slicing: its fraction and ``Z`` checked as the pattern
+    checks them. Anything else is matched in full, which also remembers its second.
     """
-    minute = _minutes.get(text[:16])
-    if minute is not None and text[16:17] == ":" and text[-1:] in _UTC:
-        second = _SECONDS.get(text[17:19])
-        fraction = text[19:-1]
-        if second is not None:
-            if not fraction:
-                return minute + second, ""
-            digits = fraction[1:]
-            if (
-                fraction[0] == "."
-                and digits.isascii()
-                and digits.isdigit()
-                and len(digits) <= MAX_FRACTION_DIGITS
-            ):
-                return minute + second, digits.rstrip("0")
+    whole = _seconds.get(text[:19])
+    if whole is not None:
+        tail = text[19:]
+        if tail in _UTC:
+            return whole, ""
+        digits = tail[1:-1]
+        if (
+            tail[:1] == "."
+            and tail[-1:] in _UTC
+            and digits.isascii()
+            and digits.isdigit()
+            and len(digits) <= MAX_FRACTION_DIGITS
+        ):
+            return whole, digits.rstrip("0")
     return _matched_key(text)
 
 
 def _matched_key(text: str) -> tuple[int, str]:
-    # Only this day's start is remembered, since the instants of a batch fall on few days.
+    # The whole pattern, then the calendar: each day's start is remembered (a batch's instants
+    # fall on few days), and each second of a day, for the slicing above.
     parts = _RFC3339.fullmatch(text)
     if parts is None:
         raise ValueError(_why_not_rfc3339(text))
@@ -197,29 +197,25 @@ def _matched_key(text: str) -> tuple[int, str]:
     h, m, s = int(hour), int(minute), int(second)
     if h > 23 or m > 59 or s > 59:
         raise ValueError(f"not a real date and time: {text!r} ({_time_error(h, m)})")
-    minute_start = day_start + h * 3600 + m * 60
-    whole = minute_start + s
+    whole = day_start + h * 3600 + m * 60 + s
+    if len(_seconds) >= _SECONDS_KEPT:
+        _seconds.clear()
+    _seconds[text[:19]] = whole  # a real date and time of day, as written, before any offset
     if sign is not None:
         whole -= _offset_seconds(text, sign, off_h, off_m)
     if fraction is None:
-        key = whole, ""
-    elif len(fraction) > MAX_FRACTION_DIGITS:
+        return whole, ""
+    if len(fraction) > MAX_FRACTION_DIGITS:
         raise ValueError(
             f"more than {MAX_FRACTION_DIGITS} fractional digits of a second: {text[:40]!r}..."
         )
-    else:
-        key = whole, fraction.rstrip("0")
-    if len(_minutes) >= _MINUTES_KEPT:
-        _minutes.clear()
-    _minutes[text[:16]] = minute_start  # a valid instant's date, hour and minute, as written
-    return key
+    return whole, fraction.rstrip("0")
 
 
-# The start of each minute seen in a valid instant, by its text ("2026-08-27T18:04"), in UTC as
-# if the instant were: a slice of text found here is a real date, hour and minute.
-_minutes: dict[str, int] = {}
-_MINUTES_KEPT = 65536
-_SECONDS = {f"{s:02d}": s for s in range(60)}
+# Each second seen in a valid instant, by its text ("2026-08-27T18:04:05"), as seconds since the
+# epoch as if the instant were UTC: a slice of text found here is a real date and time of day.
+_seconds: dict[str, int] = {}
+_SECONDS_KEPT = 16384
 _UTC = frozenset({"Z", "z"})
 
 
