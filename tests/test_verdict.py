@@ -2,6 +2,9 @@
 
 import json
 
+import pytest
+
+from donegate.bulk import Batch
 from donegate.claim import parse_claim
 from donegate.instant import Instant
 from donegate.verdict import VerifyOptions, decide
@@ -64,3 +67,32 @@ def test_a_claim_with_its_verdict_is_the_copy_pydantic_would_make() -> None:
     assert ours.to_json_dict() == theirs.to_json_dict()
     assert ours.model_dump_json() == theirs.model_dump_json()
     assert claim.verdict is None  # the original is untouched
+
+
+@pytest.mark.parametrize(
+    ("at", "covers", "why"),
+    [
+        ("2026-08-27T18:04:05Z", ["m1"], None),  # before m2, which it does not cover: counts
+        ("2026-08-27T18:04:05Z", ["m1", "m2"], "not after mutation m2 at 2026-08-27T18:04:08Z"),
+        ("2026-08-27T18:04:08Z", ["m2"], "not after mutation m2 at 2026-08-27T18:04:08Z"),
+        ("2026-08-27T18:04:02Z", ["m2", "m1"], "not after mutation m2 at 2026-08-27T18:04:08Z"),
+        ("2026-08-27T18:04:09Z", [], None),  # covers nothing: rule 2 asks nothing of it
+    ],
+)
+def test_rule_2_compares_an_item_with_each_mutation_it_covers(
+    at: str, covers: list[str], why: str | None
+) -> None:
+    # Items dated after every mutation are passed with one comparison; the others must still be
+    # judged against exactly the mutations they cover, first failure named, in the batch too.
+    mutations = [
+        {"id": "m1", "kind": "state_write", "target": "a", "at": "2026-08-27T18:04:02Z"},
+        {"id": "m2", "kind": "state_write", "target": "b", "at": "2026-08-27T18:04:08Z"},
+    ]
+    doc = claim_doc(mutations=mutations, evidence=[evidence(at=at, covers=covers)])
+    options = VerifyOptions(now=Instant.parse(NOW))
+    finding = decide(parse_claim(json.dumps(doc)), options).evidence[0]
+    assert finding.counts == (why is None)
+    if why is not None:
+        assert why in finding.why
+    answer = json.loads(Batch(options).answer(1, json.dumps(doc).encode()))
+    assert answer["verdict"]["evidence"][0]["why"] == finding.why

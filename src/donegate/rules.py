@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from donegate.expectation import Comparison, compare
@@ -151,7 +152,10 @@ def rule(claim: ClaimView, applied: PolicyView, options: VerifyOptions) -> Rulin
     5. Otherwise unverified: absence is never success.
     """
     now = options.now or Instant.now()
-    written_at = {m.id: m.at for m in claim.mutations}
+    mutations = claim.mutations
+    # Rule 2 holds at once for an item dated after every mutation, whatever it covers: most items
+    # then need one comparison, and only the others look at what they cover.
+    latest = max(map(_WRITTEN_KEY, mutations)) if mutations else None
     window = _Window.at(now, applied.max_age_s, options.max_skew_s)
     trust = options.trust
     readings: list[Finding] = []
@@ -161,7 +165,7 @@ def rule(claim: ClaimView, applied: PolicyView, options: VerifyOptions) -> Rulin
     contradiction: Finding | None = None
     for index, item in enumerate(claim.evidence):  # one pass: this runs for every claim
         check_type = item.check_type
-        why_not = _why_not_counted(written_at, item, now, window, trust)
+        why_not = _why_not_counted(mutations, latest, item, now, window, trust)
         if why_not is not None:
             readings.append(Finding(index, check_type, False, None, why_not, item, None))
             continue
@@ -179,7 +183,7 @@ def rule(claim: ClaimView, applied: PolicyView, options: VerifyOptions) -> Rulin
         readings.append(reading)
         if outcome == "contradicts" and contradiction is None:
             contradiction = reading
-    unmet = _unmet(claim, applied, written_at, matched_types, covered, matched, options.required)
+    unmet = _unmet(claim, applied, matched_types, covered, matched, options.required)
     state: State
     if contradiction is not None:
         state, reason = "refuted", _refuted_reason(contradiction)
@@ -246,7 +250,8 @@ def _shifted(key: tuple[int, str], seconds: Seconds, sign: int) -> tuple[int, st
 
 
 def _why_not_counted(
-    written_at: Mapping[str, Instant],
+    mutations: Sequence[MutationView],
+    latest: tuple[int, str] | None,
     item: EvidenceView,
     now: Instant,
     window: _Window,
@@ -262,14 +267,11 @@ def _why_not_counted(
     if trust is not None and verifier.id not in trust:
         return f"verifier {verifier.id!r} is not one the caller trusts (--trust)"
     at = item.at
-    at_key = at.key
-    for mutation_id in item.covers:
-        mutation_at = written_at[mutation_id]
-        if not at_key > mutation_at.key:  # instants order as their keys (see Instant)
-            return (
-                f"collected at {at}, not after mutation {mutation_id} at {mutation_at} "
-                "(rule 2: a check before the write proves nothing about it)"
-            )
+    at_key = at.key  # instants order as their keys (see Instant)
+    if item.covers and (latest is None or not at_key > latest):
+        before = _written_after(mutations, item)
+        if before is not None:
+            return before
     # Exact: an instant 300.0000009 s old is older than 300 s, and a float bound counts by its
     # exact binary value, so no rounding ever makes evidence look fresh.
     max_age = window.max_age
@@ -286,6 +288,24 @@ def _why_not_counted(
     return None
 
 
+_WRITTEN_KEY = attrgetter("at.key")  # read in C, with no Python frame per mutation
+_ID = attrgetter("id")
+
+
+def _written_after(mutations: Sequence[MutationView], item: EvidenceView) -> str | None:
+    """Rule 2 for each mutation ``item`` covers, in order: the first written at or after it."""
+    written_at = {m.id: m.at for m in mutations}
+    at = item.at
+    for mutation_id in item.covers:
+        mutation_at = written_at[mutation_id]
+        if not at.key > mutation_at.key:
+            return (
+                f"collected at {at}, not after mutation {mutation_id} at {mutation_at} "
+                "(rule 2: a check before the write proves nothing about it)"
+            )
+    return None
+
+
 def _g(seconds: Seconds) -> str:
     """Seconds for a message, as ``%g`` writes them; a number too large for a float as is."""
     try:
@@ -297,7 +317,6 @@ def _g(seconds: Seconds) -> str:
 def _unmet(
     claim: ClaimView,
     applied: PolicyView,
-    written_at: Mapping[str, Instant],
     matched_types: set[str],
     covered: set[str],
     matched: list[int],
@@ -307,8 +326,9 @@ def _unmet(
     if len(requires) > 1:
         requires = _unique(requires)
     unmet = [t for t in requires if t not in matched_types]
-    if not covered.issuperset(written_at):  # at once, in C: most claims cover every mutation
-        unmet += [f"mutation:{m.id}" for m in claim.mutations if m.id not in covered]
+    mutations = claim.mutations
+    if not covered.issuperset(map(_ID, mutations)):  # in C: most claims cover every mutation
+        unmet += [f"mutation:{m.id}" for m in mutations if m.id not in covered]
     if required:
         counted = set(matched)
         unmet += [f"check:{name}" for i, name in sorted(required.items()) if i not in counted]
