@@ -120,33 +120,35 @@ class Batch:
         return _record(number, loaded.task.id, ruling, _plain_applied(applied))
 
 
-def verify_lines(
-    lines: Iterable[tuple[int, bytes]],
-    out: IO[bytes],
-    options: VerifyOptions,
-    *,
-    each: bool = False,
-) -> int:
+def verify_lines(lines: Iterable[tuple[int, bytes]], out: IO[bytes], options: VerifyOptions) -> int:
     """Answer every numbered line on ``out``; the number of lines that were not valid claims.
 
     Answers are written in blocks of about 64 KiB (``out`` may be unbuffered: ``python -u``, or
-    ``PYTHONUNBUFFERED``, makes standard output a bare file), or one by one when ``each`` is set:
-    someone typing lines reads each answer at once."""
+    ``PYTHONUNBUFFERED``, makes standard output a bare file), and flushed at once where the lines
+    hold a pause (line number 0: the input has nothing more for now, see
+    :func:`donegate.bulkjobs.arriving`)."""
     batch = Batch(options)
     answer = batch.answer
     answers: list[bytes] = []
     held = 0
     try:
         for number, line in lines:
+            if not number:
+                _write(out, answers, flush=True)
+                held = 0
+                continue
             text = answer(number, line)
             answers.append(text)
             held += len(text)
-            if held >= _BLOCK or each:
-                _write(out, answers, flush=each)
+            if held >= _BLOCK:
+                _write(out, answers, flush=False)
                 held = 0
     finally:  # the lines answered are written, even when reading the next one failed
         _write(out, answers, flush=False)
     return batch.invalid
+
+
+_BLOCK = 64 * 1024
 
 
 def _write(out: IO[bytes], answers: list[bytes], *, flush: bool) -> None:

@@ -61,6 +61,40 @@ def numbered(
             yield number, line
 
 
+PAUSE = (0, b"")
+"""Among the lines of :func:`arriving`: the input has nothing more for now (answers go out)."""
+
+
+def arriving(fd: int) -> Iterator[tuple[int, bytes]]:
+    """The non-blank lines of the pipe or terminal ``fd``, numbered, as they arrive.
+
+    Each read takes what the pipe holds (up to 1 MiB), so a fast producer is read in large
+    blocks, and :data:`PAUSE` follows the lines of a read after which nothing more is waiting:
+    a slow producer (``tail -f claims.log | donegate verify --jsonl -``, someone typing) gets
+    each answer as its line arrives, a fast one gets them in blocks.
+    """
+    import select
+
+    pending = bytearray()  # the line still arriving: appended to, never copied whole again
+    number = 0
+    while data := os.read(fd, _BLOCK):
+        scan, start = len(pending), 0
+        pending += data
+        end = pending.find(b"\n", scan)
+        while end >= 0:
+            number += 1
+            line = bytes(pending[start : end + 1])
+            if not line.isspace():
+                yield number, line
+            start = end + 1
+            end = pending.find(b"\n", start)
+        del pending[:start]
+        if not select.select([fd], [], [], 0)[0]:
+            yield PAUSE
+    if pending and not pending.isspace():  # the last line, without its newline
+        yield number + 1, bytes(pending)
+
+
 def verify_file(path: Path, out: IO[bytes], options: VerifyOptions, jobs: int) -> int:
     """Answer every line of ``path`` on ``out`` with ``jobs`` processes; the invalid lines."""
     # Imported here: a batch answered in one process does without them (30 ms of its start).

@@ -7,7 +7,9 @@ an option only click reads (``--max-skew 5``, the default) so that click answers
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -107,3 +109,42 @@ def test_answers_that_cannot_be_written_are_an_error_not_a_silent_success(
         # click's path ends in the interpreter's own failed flush (120) after saying so (5).
         assert result.returncode in (5, 120), args
         assert b"No space left on device" in result.stderr
+
+
+def test_a_slow_pipe_gets_each_answer_as_its_line_arrives(tmp_path: Path) -> None:
+    # tail -f claims.log | donegate verify --jsonl -: an answer must not wait for the next line,
+    # nor for the end of the input, however standard output is buffered.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    lines = [line for line in batch_text().split(b"\n") if line.strip()][:3]
+    process = subprocess.Popen(
+        [*VERIFY, "--jsonl", "-", "--now", NOW],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        for number, line in enumerate(lines, start=1):
+            process.stdin.write(line + b"\n")
+            process.stdin.flush()
+            ready, _, _ = select.select([process.stdout], [], [], 60)
+            assert ready, f"no answer to line {number} while the pipe stays open"
+            assert json.loads(process.stdout.readline())["line"] == number
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_pipe_is_answered_as_the_same_file_is(tmp_path: Path) -> None:
+    text = batch_text() + b"\n\n" + b"x" * 3_000_000 + b"\n" + batch_text()  # a line of 3 MB
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(text)
+    by_name = run("--jsonl", str(path), "--now", NOW)
+    piped = subprocess.run(
+        [*VERIFY, "--jsonl", "-", "--now", NOW], input=text, capture_output=True, check=False
+    )
+    assert by_name.returncode == piped.returncode == 4
+    assert piped.stdout == by_name.stdout
+    assert by_name.stdout.count(b"\n") == len([ln for ln in text.split(b"\n") if ln.strip()])
