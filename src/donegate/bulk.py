@@ -148,9 +148,6 @@ def verify_lines(lines: Iterable[tuple[int, bytes]], out: IO[bytes], options: Ve
     return batch.invalid
 
 
-_BLOCK = 64 * 1024
-
-
 def _write(out: IO[bytes], answers: list[bytes], *, flush: bool) -> None:
     if answers:
         answers.append(b"")  # the last answer's newline
@@ -160,7 +157,7 @@ def _write(out: IO[bytes], answers: list[bytes], *, flush: bool) -> None:
         out.flush()
 
 
-_BLOCK = 64 * 1024
+_BLOCK = 64 * 1024  # of answers, written at once
 
 
 def _plain_applied(applied: AppliedPolicy) -> dict[str, Any]:
