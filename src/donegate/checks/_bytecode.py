@@ -319,25 +319,33 @@ def _digits(text: str) -> bool:
     return text.isascii() and text.isdigit()  # int() refuses some of what isdigit() takes
 
 
-def _files(prefix: Path, base: str = "") -> Iterator[tuple[str, int]]:
+def _files(prefix: Path) -> list[tuple[str, int]]:
     """Everything under ``prefix`` but directories (relative to it), with its inode.
 
     A link is listed as itself, never followed: one to a directory elsewhere is removed like any
-    other file that is not a link to an entry.
+    other file that is not a link to an entry. A loop over a stack, not recursive generators: the
+    prefix mirrors each source's whole path, and each file's yield went up through every level.
     """
-    try:
-        found = list(os.scandir(prefix / base if base else prefix))
-    except OSError:
-        return
-    for item in found:
-        rel = f"{base}/{item.name}" if base else item.name
+    found: list[tuple[str, int]] = []
+    top = str(prefix)
+    stack = [""]
+    while stack:
+        base = stack.pop()
         try:
-            if item.is_dir(follow_symlinks=False):
-                yield from _files(prefix, rel)
-            else:
-                yield rel, item.inode()
+            with os.scandir(f"{top}{os.sep}{base}" if base else top) as listing:
+                items = list(listing)
         except OSError:
             continue
+        for item in items:
+            rel = f"{base}/{item.name}" if base else item.name
+            try:
+                if item.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                else:
+                    found.append((rel, item.inode()))
+            except OSError:
+                continue
+    return found
 
 
 def _unlink(prefix: Path, rel: str) -> None:
