@@ -303,6 +303,24 @@ def test_sources_made_for_one_run_are_not_kept(tmp_path: Path) -> None:
     assert not list(prefix.rglob("billing*"))
 
 
+def test_a_fifo_in_a_source_s_place_is_never_opened_for_reading(tmp_path: Path) -> None:
+    """Opening a FIFO that no process writes waits forever: before the run, or after it, the
+    collect would hang with no receipt."""
+    lib = library(tmp_path, FIXED)
+    prefix, _ = one_run(tmp_path, lib)
+    source = lib / "billing.py"
+    source.unlink()
+    os.mkfifo(source)
+    with run_prefix(tmp_path / "state", KEY, tmp_path / "fresh", []) as again:  # hashed here
+        assert not list(again.rglob("billing*"))
+        source.unlink()
+        source.write_text(FIXED)
+        run(lib, again)  # compiles billing.py, whose bytecode the store then compiles anew
+        source.unlink()
+        os.mkfifo(source)
+    assert not list(prefix.rglob("billing*"))
+
+
 def test_a_prefix_in_use_or_an_unusable_store_gives_a_fresh_one(tmp_path: Path) -> None:
     lib = library(tmp_path, BROKEN)
     fresh = tmp_path / "fresh"

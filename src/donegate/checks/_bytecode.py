@@ -46,6 +46,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from stat import S_ISREG
 from types import CodeType
 
 from donegate.checks._lock import held
@@ -246,11 +247,19 @@ def _source(rel: str) -> str:
 
 
 def _read(path: str) -> tuple[bytes, str] | None:
-    """The bytes of ``path``, and its stat taken before they were read: a write after the stat
-    moves the ctime, so a stat taken after the read could vouch for bytes never hashed."""
+    """The bytes of ``path``, a regular file, and its stat taken before they were read: a write
+    after the stat moves the ctime, so a stat taken after the read could vouch for bytes never
+    hashed."""
     try:
-        with open(path, "rb") as handle:
-            st = os.fstat(handle.fileno())
+        # Non-blocking: opening a FIFO put in a source's place would wait for a writer forever.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        with open(fd, "rb") as handle:
+            st = os.fstat(fd)
+            if not S_ISREG(st.st_mode):
+                return None  # a FIFO or a device: never read
             stat = _stat_text(st)
             return handle.read(), stat
     except OSError:
