@@ -39,7 +39,6 @@ Only bytecode of donegate's own interpreter version is kept; other interpreters 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import sys
@@ -51,6 +50,7 @@ from types import CodeType
 
 from donegate.checks._lock import held
 from donegate.record import Record
+from donegate.workspace import _hashes
 
 STORE_DIR = "bytecode"  # under donegate's state directory
 # The manifest's first line: this tag, then its racy horizon. Without it (format 1), no stat is
@@ -158,7 +158,7 @@ class _Prefix:
         if read is None:
             return
         data, stat = read
-        digest = hashlib.sha256(data).hexdigest()
+        digest = _hashes.new("sha256", data).hexdigest()
         entry = self.root / "entries" / f"{rel}-{digest}"
         if not entry.exists() and not _store(entry, data, source, rel):
             return
@@ -180,7 +180,8 @@ def run_prefix(root: Path | None, key: str, fresh: Path, skip: Iterable[Path]) -
         yield fresh
         return
     store = root / _TAG
-    prefix = _Prefix(store, hashlib.sha256(key.encode()).hexdigest()[:32])
+    # CPython's own SHA-256: hashlib (OpenSSL, 3 ms to load) only once a source must be read.
+    prefix = _Prefix(store, _hashes.sha256_hex(key.encode())[:32])
     lock = store / "prefixes" / f"{prefix.key}.lock"
     with contextlib.suppress(OSError):
         lock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -269,7 +270,7 @@ def _read(path: str) -> tuple[bytes, str] | None:
 def _hashed(path: str) -> tuple[str | None, str]:
     """The sha256 of ``path``'s bytes and its stat (None and no stat if it cannot be read)."""
     read = _read(path)
-    return (None, "") if read is None else (hashlib.sha256(read[0]).hexdigest(), read[1])
+    return (None, "") if read is None else (_hashes.new("sha256", read[0]).hexdigest(), read[1])
 
 
 def _unchanged(path: str, recorded: str, horizon: int) -> bool:
