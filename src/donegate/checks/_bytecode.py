@@ -1,4 +1,4 @@
-"""Bytecode for a test run's libraries: donegate's compile, used only for the bytes it came from.
+"""Bytecode for what a test run imports: donegate's compile, used only for the bytes it came from.
 
 A test run reads bytecode from a ``PYTHONPYCACHEPREFIX`` of donegate's, so that no ``.pyc`` that
 an agent planted beside the sources is ever used. A fresh, empty one per run makes every run
