@@ -9,7 +9,10 @@ import os
 import py_compile
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
@@ -19,6 +22,7 @@ from donegate.checks._bytecode import run_prefix
 FIXED = "def zip_code(text):\n    return '94107'\n"
 BROKEN = "def zip_code(text):\n    return text[:]\n"
 KEY = "python -m pytest"
+LATER = 2**62  # a racy horizon after every change
 
 
 def run(lib: Path, prefix: Path) -> subprocess.CompletedProcess[str]:
@@ -40,7 +44,7 @@ def from_prefix(done: subprocess.CompletedProcess[str], prefix: Path) -> bool:
 
 def library(tmp_path: Path, source: str) -> Path:
     lib = tmp_path / "lib"
-    lib.mkdir(exist_ok=True)
+    lib.mkdir(parents=True, exist_ok=True)
     (lib / "billing.py").write_text(source)
     return lib
 
@@ -58,6 +62,34 @@ def billing_pyc(prefix: Path) -> Path:
     return pyc
 
 
+def recorded_later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs begin 10 s from now: the stats they record of what was written until now are past
+    their racy horizon (as a source installed long before the run's)."""
+    monkeypatch.setattr(_bytecode, "_now", lambda: time.time_ns() + 10 * 10**9)
+
+
+def sources_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the sources the store reads (to hash or compile them) from now on."""
+    read: list[str] = []
+    original = _bytecode._read
+
+    def spy(path: str) -> object:
+        read.append(Path(path).name)
+        return original(path)
+
+    monkeypatch.setattr(_bytecode, "_read", spy)
+    return read
+
+
+def manifest(prefix: Path) -> Path:
+    return prefix.parent / f"{prefix.name}.list"
+
+
+def rewrite_manifest(prefix: Path, edit: Callable[[list[str]], list[str]]) -> None:
+    path = manifest(prefix)
+    path.write_text("".join(line + "\n" for line in edit(path.read_text().splitlines())))
+
+
 def test_a_later_run_uses_donegate_s_compile(tmp_path: Path) -> None:
     lib = library(tmp_path, BROKEN)
     prefix, out = one_run(tmp_path, lib)
@@ -71,7 +103,24 @@ def test_a_later_run_uses_donegate_s_compile(tmp_path: Path) -> None:
     assert from_prefix(done, prefix)
 
 
-def test_a_source_changed_with_its_size_and_mtime_kept_is_compiled_anew(tmp_path: Path) -> None:
+def test_an_unchanged_store_is_used_without_reading_a_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorded_later(monkeypatch)
+    lib = library(tmp_path, BROKEN)
+    prefix, _ = one_run(tmp_path, lib)
+    read = sources_read(monkeypatch)
+    with run_prefix(tmp_path / "state", KEY, tmp_path / "fresh", []) as again:
+        done = run(lib, again)
+    assert read == []
+    assert from_prefix(done, prefix)
+
+
+def test_a_source_changed_with_its_size_and_mtime_kept_is_compiled_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent rewrites a library in place and puts its mtime back: its ctime still moved."""
+    recorded_later(monkeypatch)  # the stat recorded is trusted while it holds
     lib = library(tmp_path, FIXED)
     _, out = one_run(tmp_path, lib)
     assert out == "94107\n"
@@ -80,9 +129,132 @@ def test_a_source_changed_with_its_size_and_mtime_kept_is_compiled_anew(tmp_path
     assert len(FIXED) == len(BROKEN)
     source.write_text(BROKEN)
     os.utime(source, ns=(stamp, stamp))
+    read = sources_read(monkeypatch)
     with run_prefix(tmp_path / "state", KEY, tmp_path / "fresh", []) as again:
+        assert read == ["billing.py"]
         assert not list(again.rglob("billing*"))
         assert run(lib, again).stdout == "x\n"
+
+
+def test_a_write_just_after_a_source_is_read_is_not_vouched_for_by_its_stat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stat recorded is taken before the bytes are read: a write after the read moves the
+    ctime past it (a stat taken after the read would vouch for bytes never hashed)."""
+    recorded_later(monkeypatch)
+    lib = library(tmp_path, FIXED)
+    source = lib / "billing.py"
+
+    class WrittenAfterRead:
+        def __init__(self, handle: BinaryIO) -> None:
+            self.handle = handle
+
+        def __enter__(self) -> WrittenAfterRead:
+            return self
+
+        def __exit__(self, *_: object) -> None:
+            self.handle.close()
+
+        def fileno(self) -> int:
+            return self.handle.fileno()
+
+        def read(self) -> bytes:
+            data = self.handle.read()
+            if data == FIXED.encode():
+                source.write_text(BROKEN)
+            return data
+
+    def opened(file: int, mode: str) -> WrittenAfterRead:
+        assert mode == "rb"
+        return WrittenAfterRead(open(file, "rb"))  # the wrapper closes it
+
+    monkeypatch.setattr(_bytecode, "open", opened, raising=False)
+    one_run(tmp_path, lib)  # the run imports FIXED; the store reads billing.py after it
+    monkeypatch.delattr(_bytecode, "open")
+    with run_prefix(tmp_path / "state", KEY, tmp_path / "fresh", []) as again:
+        assert not list(again.rglob("billing*"))  # FIXED's compile, not BROKEN's: dropped
+
+
+def test_a_source_recorded_within_a_tick_of_its_write_is_hashed_until_a_later_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = library(tmp_path, FIXED)
+    one_run(tmp_path, lib)  # billing.py's stat, taken within two seconds of its write
+    read = sources_read(monkeypatch)
+    one_run(tmp_path, lib)
+    assert read == ["billing.py"]
+    recorded_later(monkeypatch)
+    one_run(tmp_path, lib)  # hashed once more, and recorded past this run's horizon
+    assert read == ["billing.py", "billing.py"]
+    one_run(tmp_path, lib)
+    assert read == ["billing.py", "billing.py"]
+
+
+def changed_in_the_tick_of_its_recording(root: Path, trusted: bool) -> Path:
+    """The prefix a run gets after billing.py changed in the clock tick in which its recording
+    run took its stat: the manifest holds FIXED's digest under the times the file has now.
+
+    The recording run began in that tick; ``trusted`` moves its horizon past every change.
+    """
+    lib = library(root, FIXED)
+    prefix, _ = one_run(root, lib)
+    source = lib / "billing.py"
+    source.write_text(BROKEN)
+    now = source.stat()
+    stat = f"{now.st_size} {now.st_mtime_ns} {now.st_ctime_ns} {now.st_ino} {now.st_dev}"
+    horizon = LATER if trusted else now.st_ctime_ns - _bytecode.RACY_NS
+
+    def forged(lines: list[str]) -> list[str]:
+        head = f"{lines[0].rpartition(' ')[0]} {horizon}"
+        fields = [line.split(" ", 7) for line in lines[1:]]
+        return [head] + [
+            f"{f[0]} {f[1]} {stat} {f[7]}" if "billing" in f[7] else " ".join(f) for f in fields
+        ]
+
+    rewrite_manifest(prefix, forged)
+    with run_prefix(root / "state", KEY, root / "fresh", []) as again:
+        return again
+
+
+def test_a_source_changed_in_the_clock_tick_of_its_recording_is_hashed_again(
+    tmp_path: Path,
+) -> None:
+    again = changed_in_the_tick_of_its_recording(tmp_path / "racy", trusted=False)
+    assert not list(again.rglob("billing*"))
+    # Were the stat trusted within the racy horizon, the stale compile of FIXED would stay.
+    stale = changed_in_the_tick_of_its_recording(tmp_path / "trusted", trusted=True)
+    assert billing_pyc(stale).stat().st_nlink == 2
+
+
+def format_1(lines: list[str]) -> list[str]:
+    """The manifest as donegate wrote it before stats: ``digest inode rel``, no first line."""
+    return [" ".join(line.split(" ", 7)[:2] + line.split(" ", 7)[7:]) for line in lines[1:]]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        format_1,
+        lambda lines: lines[1:],  # no first line
+        lambda lines: [lines[0] + "x", *lines[1:]],  # a damaged horizon
+        lambda lines: [lines[0].replace(" 2 ", " 3 "), *lines[1:]],  # a later format
+    ],
+    ids=["format-1", "no-first-line", "damaged-horizon", "unknown-format"],
+)
+def test_a_manifest_of_format_1_or_damaged_trusts_no_stat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[list[str]], list[str]]
+) -> None:
+    recorded_later(monkeypatch)
+    lib = library(tmp_path, FIXED)
+    prefix, _ = one_run(tmp_path, lib)
+    linked = sorted(pyc.name.partition(".")[0] + ".py" for pyc in prefix.rglob("*.pyc"))
+    assert "billing.py" in linked
+    rewrite_manifest(prefix, damage)
+    read = sources_read(monkeypatch)
+    with run_prefix(tmp_path / "state", KEY, tmp_path / "fresh", []) as again:
+        assert sorted(read) == linked  # every source hashed, and its link kept
+        assert billing_pyc(again).stat().st_nlink == 2
+    assert manifest(prefix).read_text().startswith(_bytecode._MANIFEST_TAG)
 
 
 def test_bytecode_the_run_wrote_is_never_kept(tmp_path: Path) -> None:
@@ -128,6 +300,24 @@ def test_sources_made_for_one_run_are_not_kept(tmp_path: Path) -> None:
     lib = library(tmp_path, BROKEN)
     with run_prefix(tmp_path / "state", KEY, tmp_path / "fresh", [lib]) as prefix:
         run(lib, prefix)
+    assert not list(prefix.rglob("billing*"))
+
+
+def test_a_fifo_in_a_source_s_place_is_never_opened_for_reading(tmp_path: Path) -> None:
+    """Opening a FIFO that no process writes waits forever: before the run, or after it, the
+    collect would hang with no receipt."""
+    lib = library(tmp_path, FIXED)
+    prefix, _ = one_run(tmp_path, lib)
+    source = lib / "billing.py"
+    source.unlink()
+    os.mkfifo(source)
+    with run_prefix(tmp_path / "state", KEY, tmp_path / "fresh", []) as again:  # hashed here
+        assert not list(again.rglob("billing*"))
+        source.unlink()
+        source.write_text(FIXED)
+        run(lib, again)  # compiles billing.py, whose bytecode the store then compiles anew
+        source.unlink()
+        os.mkfifo(source)
     assert not list(prefix.rglob("billing*"))
 
 

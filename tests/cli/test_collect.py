@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from donegate.checks import _bytecode
 from donegate.cli import main
 from donegate.exitcodes import ExitCode
 
@@ -167,3 +169,26 @@ def test_without_a_usable_state_directory_collect_still_runs(
     blocker.write_text("")
     monkeypatch.setenv("DONEGATE_STATE_DIR", str(blocker))
     assert main([*flags(config(tmp_path, "import json"))]) == ExitCode.VERIFIED
+
+
+def test_a_project_run_in_place_keeps_its_tests_compiled_and_an_edit_is_still_run(
+    tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest rewrites a test module's assertions at every run under a fresh cache: the store
+    keeps its compile, and drops it once the module changes, however the change is hidden."""
+    monkeypatch.setattr(_bytecode, "MIN_LEARN_S", 60.0)  # all the first run imported is kept
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    module = project / "tests" / "test_zip.py"
+    module.write_text("def test_zip():\n    assert '94107' == '94107'\n")
+    path = project / "donegate.toml"
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+    path.write_text(f'[[checks]]\ncheck_type = "test_run"\ncommand = {json.dumps(command)}\n')
+    assert main(flags(path)) == ExitCode.VERIFIED
+    (manifest,) = state_dir.glob("bytecode/*/prefixes/*.list")
+    assert "/tests/test_zip.cpython-" in manifest.read_text()
+    assert main(flags(path)) == ExitCode.VERIFIED  # from the store
+    stamp = module.stat().st_mtime_ns
+    module.write_text("def test_zip():\n    assert '94107' == '94108'\n")  # the same size
+    os.utime(module, ns=(stamp, stamp))
+    assert main(flags(path)) != ExitCode.VERIFIED

@@ -4,6 +4,7 @@ early is the run that counts, exactly once, and one that nothing takes over is s
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import textwrap
 import time
@@ -133,3 +134,20 @@ def test_a_protected_write_starts_nothing_early(
     assert main(flags(path, "--mutation", "file_write:conftest.py")) == ExitCode.UNVERIFIED
     assert starts == []
     assert "protected pattern 'conftest.py'" in capsys.readouterr().err
+
+
+def test_a_warm_bytecode_store_starts_the_command_without_loading_openssl(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    """``hashlib`` loads OpenSSL, 3 ms before the command can start: the store's prefix is
+    named with CPython's own SHA-256, and a library source whose stat holds is not read."""
+    path = config(tmp_path, "import json")
+    assert main(flags(path, "--mutation", "file_write:src/a.py")) == ExitCode.VERIFIED
+    assert list(state_dir.glob("bytecode/*/prefixes/*/**/json/*.pyc"))  # the run's imports
+    code = (
+        "import sys; from donegate.cli.prestart import prestart; "
+        f"early = prestart({flags(path, '--mutation', 'file_write:src/a.py')[1:]!r}); "
+        "print(early is not None, 'hashlib' in sys.modules); early.close()"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"]

@@ -1,4 +1,4 @@
-"""Bytecode for a test run's libraries: donegate's compile, used only for the bytes it came from.
+"""Bytecode for what a test run imports: donegate's compile, used only for the bytes it came from.
 
 A test run reads bytecode from a ``PYTHONPYCACHEPREFIX`` of donegate's, so that no ``.pyc`` that
 an agent planted beside the sources is ever used. A fresh, empty one per run makes every run
@@ -11,11 +11,22 @@ holding only donegate's own compiles:
   it with the source once more at import). pytest's assertion-rewritten modules are compiled by
   donegate's own pytest when it is the version the run used.
 - ``prefixes/<key>/`` is the prefix a run of ``key`` reads, holding links to entries and nothing
-  else. Before a run, a link whose source no longer hashes to its entry's name goes. After it,
+  else. Before a run, a link whose source no longer hashes to its entry's name goes (a source is
+  hashed again only when its stat may have moved: see below). After it,
   whatever the run wrote there goes too (the code under test could have written anything), and
   for each source the run had to compile itself, donegate compiles its own and links it, for at
   most a quarter of the run's time: a first run costs little more than one without a store.
 - A lock makes one run at a time use a prefix; a run that finds it held gets a fresh one.
+
+The prefix's manifest (``prefixes/<key>.list``) records, for each link, its entry's digest and the
+source's stat (size, mtime, ctime, inode, device) taken before the bytes were read, as git's index
+and the workspace's stat record do. A source whose stat is the one recorded keeps its link without
+being read, provided its recorded ctime is older than the manifest's racy horizon: the moment its
+run began, less the coarsest filesystem clock's tick (a change within the tick of the recording
+could leave the times as recorded). Writing a file moves its ctime, which no unprivileged process
+can set back (``os.utime`` sets only the mtime), and a file made anew gets a new ctime even where
+it gets the old inode. A manifest of the first format, or one that cannot be read, trusts no stat:
+every source is hashed.
 
 The store lives in donegate's state directory, out of the agent's reach, and is trusted as the rest
 of that directory is (session state, the authorship record): a process running with donegate's own
@@ -28,19 +39,24 @@ Only bytecode of donegate's own interpreter version is kept; other interpreters 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from stat import S_ISREG
 from types import CodeType
 
 from donegate.checks._lock import held
 from donegate.record import Record
+from donegate.workspace import _hashes
 
 STORE_DIR = "bytecode"  # under donegate's state directory
+# The manifest's first line: this tag, then its racy horizon. Without it (format 1), no stat is
+# trusted.
+_MANIFEST_TAG = "donegate-bytecode-links 2"
+RACY_NS = 2_000_000_000  # as the workspace's stat record: FAT's clock ticks every two seconds
 _TAG = sys.implementation.cache_tag
 # The names Python and pytest give, under a prefix, to the bytecode of ``<stem>.py``: Python's at
 # the default optimisation level, and pytest's with its assertions rewritten (pytest >= 9 writes
@@ -52,35 +68,54 @@ LEARN_SHARE = 0.25
 MIN_LEARN_S = 0.2
 
 
+_now = time.time_ns  # the clock of the racy horizon (a seam for the tests)
+
+
 class _Link(Record):
-    """One file of a prefix: the sha256 of the source its entry was compiled from, its inode."""
+    """One file of a prefix: the sha256 of the source its entry was compiled from, the file's
+    inode, and the source's stat taken before the bytes hashed were read (as :func:`_stat_text`
+    writes it; empty for a link of format 1)."""
 
     digest: str
     inode: int
+    stat: str
 
 
 class _Prefix:
     """A store's prefix for one key, held (locked) by this run."""
 
-    __slots__ = ("key", "links", "listed", "root")
+    __slots__ = ("began_ns", "key", "links", "listed", "renew", "root")
 
     def __init__(self, root: Path, key: str) -> None:
         self.root = root
         self.key = key
         self.links: dict[str, _Link] = {}
         self.listed: dict[str, _Link] = {}
+        self.began_ns = 0
+        self.renew = False  # whether a link kept was hashed again: the manifest's horizon moves
 
     @property
     def path(self) -> Path:
         return self.root / "prefixes" / self.key
 
     def ready(self) -> None:
-        """Keep only the links whose source still hashes to their entry's name."""
-        self.listed = _read_manifest(self._manifest())
+        """Keep only the links whose source still hashes to their entry's name, hashing only
+        those whose stat is not the one recorded, or was recorded too close to a change."""
+        self.began_ns = _now()  # before any stat this run records
+        self.listed, horizon = _read_manifest(self._manifest())
         for rel, inode in _files(self.path):
             link = self.listed.get(rel)
-            if link is not None and link.inode == inode and _digest(_source(rel)) == link.digest:
+            if link is None or link.inode != inode:
+                _unlink(self.path, rel)
+                continue
+            source = _source(rel)
+            if link.stat and _unchanged(source, link.stat, horizon):
                 self.links[rel] = link
+                continue
+            digest, stat = _hashed(source)
+            if digest == link.digest:
+                self.links[rel] = _Link(digest, inode, stat)
+                self.renew = True
             else:
                 _unlink(self.path, rel)
 
@@ -103,19 +138,27 @@ class _Prefix:
             if time.monotonic() >= deadline:
                 break
             self._learn(rel)
-        if self.links != self.listed:
-            lines = "".join(f"{k.digest} {k.inode} {rel}\n" for rel, k in self.links.items())
-            _write_atomic(self._manifest(), lines.encode())
+        if self.renew or self.links != self.listed:
+            _write_atomic(self._manifest(), self._manifest_text().encode())
 
     def _manifest(self) -> Path:
         return self.root / "prefixes" / f"{self.key}.list"
 
+    def _manifest_text(self) -> str:
+        # Every stat below was taken after ready() began, or (a link kept unread) is older than
+        # the previous horizon: this run's horizon holds for all of them.
+        lines = [f"{_MANIFEST_TAG} {max(0, self.began_ns - RACY_NS)}\n"]
+        for rel, link in self.links.items():
+            lines.append(f"{link.digest} {link.inode} {link.stat} {rel}\n")
+        return "".join(lines)
+
     def _learn(self, rel: str) -> None:
         source = _source(rel)
-        data = _read(source)
-        if data is None:
+        read = _read(source)
+        if read is None:
             return
-        digest = hashlib.sha256(data).hexdigest()
+        data, stat = read
+        digest = _hashes.new("sha256", data).hexdigest()
         entry = self.root / "entries" / f"{rel}-{digest}"
         if not entry.exists() and not _store(entry, data, source, rel):
             return
@@ -123,7 +166,7 @@ class _Prefix:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             os.link(entry, target)
-            self.links[rel] = _Link(digest, target.stat().st_ino)
+            self.links[rel] = _Link(digest, target.stat().st_ino, stat)
         except OSError:
             return  # no hard links here: this source is compiled at every run
 
@@ -137,7 +180,8 @@ def run_prefix(root: Path | None, key: str, fresh: Path, skip: Iterable[Path]) -
         yield fresh
         return
     store = root / _TAG
-    prefix = _Prefix(store, hashlib.sha256(key.encode()).hexdigest()[:32])
+    # CPython's own SHA-256: hashlib (OpenSSL, 3 ms to load) only once a source must be read.
+    prefix = _Prefix(store, _hashes.sha256_hex(key.encode())[:32])
     lock = store / "prefixes" / f"{prefix.key}.lock"
     with contextlib.suppress(OSError):
         lock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -203,17 +247,45 @@ def _source(rel: str) -> str:
     return f"{os.sep}{folder}{os.sep if folder else ''}{match['stem']}.py"
 
 
-def _read(path: str) -> bytes | None:
+def _read(path: str) -> tuple[bytes, str] | None:
+    """The bytes of ``path``, a regular file, and its stat taken before they were read: a write
+    after the stat moves the ctime, so a stat taken after the read could vouch for bytes never
+    hashed."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        # Non-blocking: opening a FIFO put in a source's place would wait for a writer forever.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        with open(fd, "rb") as handle:
+            st = os.fstat(fd)
+            if not S_ISREG(st.st_mode):
+                return None  # a FIFO or a device: never read
+            stat = _stat_text(st)
+            return handle.read(), stat
     except OSError:
         return None
 
 
-def _digest(path: str) -> str | None:
-    data = _read(path)
-    return None if data is None else hashlib.sha256(data).hexdigest()
+def _hashed(path: str) -> tuple[str | None, str]:
+    """The sha256 of ``path``'s bytes and its stat (None and no stat if it cannot be read)."""
+    read = _read(path)
+    return (None, "") if read is None else (_hashes.new("sha256", read[0]).hexdigest(), read[1])
+
+
+def _unchanged(path: str, recorded: str, horizon: int) -> bool:
+    """Whether ``path``'s stat is ``recorded``, with a ctime before ``horizon``: then its bytes
+    are those hashed when it was recorded. Links are followed, as reading follows them."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    # Equal texts hold the same ctime: the current one stands for the recorded one.
+    return st.st_ctime_ns < horizon and _stat_text(st) == recorded
+
+
+def _stat_text(st: os.stat_result) -> str:
+    return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
 
 
 def _well_formed(rel: str) -> bool:
@@ -221,39 +293,69 @@ def _well_formed(rel: str) -> bool:
     return _NAME.fullmatch(parts[-1]) is not None and ".." not in parts and "" not in parts
 
 
-def _read_manifest(path: Path) -> dict[str, _Link]:
+def _read_manifest(path: Path) -> tuple[dict[str, _Link], int]:
+    """The links ``path`` lists, and its racy horizon: 0, trusting no stat (every source is
+    hashed), for a manifest of format 1 or one whose first line is damaged."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return {}
+        return {}, 0
+    head, _, body = text.partition("\n")
+    tag, _, horizon = head.rpartition(" ")
+    if tag != _MANIFEST_TAG or not _digits(horizon):
+        body, horizon = text, "0"  # the links are still read, for their digests
     links = {}
-    for line in text.splitlines():
+    for line in body.splitlines():
+        link = _link(line)
+        if link is not None and _well_formed(link[0]):
+            links[link[0]] = link[1]
+    return links, int(horizon)
+
+
+def _link(line: str) -> tuple[str, _Link] | None:
+    """A manifest's line: ``digest inode size mtime ctime ino dev rel``, or ``digest inode rel``
+    (format 1, no stat)."""
+    fields = line.split(" ", 7)
+    if len(fields) == 8:
+        digest, inode, rel, stat = fields[0], fields[1], fields[7], " ".join(fields[2:7])
+    else:
         digest, _, rest = line.partition(" ")
         inode, _, rel = rest.partition(" ")
-        if inode.isdigit() and _well_formed(rel):
-            links[rel] = _Link(digest, int(inode))
-    return links
+        stat = ""
+    return (rel, _Link(digest, int(inode), stat)) if _digits(inode) else None
 
 
-def _files(prefix: Path, base: str = "") -> Iterator[tuple[str, int]]:
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()  # int() refuses some of what isdigit() takes
+
+
+def _files(prefix: Path) -> list[tuple[str, int]]:
     """Everything under ``prefix`` but directories (relative to it), with its inode.
 
     A link is listed as itself, never followed: one to a directory elsewhere is removed like any
-    other file that is not a link to an entry.
+    other file that is not a link to an entry. A loop over a stack, not recursive generators: the
+    prefix mirrors each source's whole path, and each file's yield went up through every level.
     """
-    try:
-        found = list(os.scandir(prefix / base if base else prefix))
-    except OSError:
-        return
-    for item in found:
-        rel = f"{base}/{item.name}" if base else item.name
+    found: list[tuple[str, int]] = []
+    top = str(prefix)
+    stack = [""]
+    while stack:
+        base = stack.pop()
         try:
-            if item.is_dir(follow_symlinks=False):
-                yield from _files(prefix, rel)
-            else:
-                yield rel, item.inode()
+            with os.scandir(f"{top}{os.sep}{base}" if base else top) as listing:
+                items = list(listing)
         except OSError:
             continue
+        for item in items:
+            rel = f"{base}/{item.name}" if base else item.name
+            try:
+                if item.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                else:
+                    found.append((rel, item.inode()))
+            except OSError:
+                continue
+    return found
 
 
 def _unlink(prefix: Path, rel: str) -> None:

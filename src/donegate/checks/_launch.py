@@ -207,10 +207,14 @@ def _bytecode_prefix(
     # Runs of one command import much alike, in any project: they share their bytecode.
     command = launch.command if isinstance(launch.command, str) else list(launch.command)
     key = json.dumps([command, launch.cwd])
-    # The store is for the libraries: the project's code changes at every edit, and a sealed
-    # copy or this run's scratch has a new path at every run.
-    project = (place.base_dir, place.run_dir, scratch, *map(Path, place.pythonpath))
-    return _bytecode.run_prefix(place.bytecode, key, scratch / "pycache", project)
+    # The store keeps what has the same path at the next run: not this run's scratch, nor a
+    # sealed copy (a new path at every run). A project run in place keeps its compiles, checked
+    # against their sources before each run as the libraries' are (the agent can write either):
+    # rewriting a 50-test module's assertions costs pytest some 20 ms at every run.
+    fleeting = [scratch, *map(Path, place.pythonpath)]
+    if place.run_dir != place.base_dir:
+        fleeting += [place.base_dir, place.run_dir]
+    return _bytecode.run_prefix(place.bytecode, key, scratch / "pycache", fleeting)
 
 
 def protected_write(launch: Launch, place: Place) -> Refusal | None:
