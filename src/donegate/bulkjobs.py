@@ -77,7 +77,7 @@ def arriving(fd: int) -> Iterator[tuple[int, bytes]]:
 
     pending = bytearray()  # the line still arriving: appended to, never copied whole again
     number = 0
-    while data := os.read(fd, _BLOCK):
+    while data := _read_some(fd):
         scan, start = len(pending), 0
         pending += data
         end = pending.find(b"\n", scan)
@@ -93,6 +93,18 @@ def arriving(fd: int) -> Iterator[tuple[int, bytes]]:
             yield PAUSE
     if pending and not pending.isspace():  # the last line, without its newline
         yield number + 1, bytes(pending)
+
+
+def _read_some(fd: int) -> bytes:
+    """What ``fd`` holds, up to 1 MiB; empty at its end. A descriptor another program left
+    non-blocking is waited on, not taken for an error."""
+    import select
+
+    while True:
+        try:
+            return os.read(fd, _BLOCK)
+        except BlockingIOError:
+            select.select([fd], [], [])
 
 
 def verify_file(path: Path, out: IO[bytes], options: VerifyOptions, jobs: int) -> int:

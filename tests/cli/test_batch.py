@@ -12,6 +12,7 @@ import os
 import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,25 @@ def test_a_pipe_is_answered_as_the_same_file_is(tmp_path: Path) -> None:
     assert by_name.returncode == piped.returncode == 4
     assert piped.stdout == by_name.stdout
     assert by_name.stdout.count(b"\n") == len([ln for ln in text.split(b"\n") if ln.strip()])
+
+
+def test_a_pipe_left_non_blocking_is_read_to_its_end(tmp_path: Path) -> None:
+    # Some programs hand on a non-blocking descriptor: "no data yet" is not an error.
+    lines = [line for line in batch_text().split(b"\n") if line.strip()]
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    process = subprocess.Popen(
+        [*VERIFY, "--jsonl", "-", "--now", NOW],
+        stdin=read_end,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    os.close(read_end)
+    with os.fdopen(write_end, "wb") as feed:
+        for line in lines:
+            feed.write(line + b"\n")
+            feed.flush()
+            time.sleep(0.002)  # the reader finds the pipe empty between lines
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 4, err  # some lines are invalid: 4, never 5
+    assert out.count(b"\n") == len(lines)
