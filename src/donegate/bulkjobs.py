@@ -9,6 +9,7 @@ process: the same bytes come out, only sooner.
 from __future__ import annotations
 
 import os
+import select
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -73,8 +74,6 @@ def arriving(fd: int) -> Iterator[tuple[int, bytes]]:
     a slow producer (``tail -f claims.log | donegate verify --jsonl -``, someone typing) gets
     each answer as its line arrives, a fast one gets them in blocks.
     """
-    import select
-
     pending = bytearray()  # the line still arriving: appended to, never copied whole again
     number = 0
     while data := _read_some(fd):
@@ -98,8 +97,6 @@ def arriving(fd: int) -> Iterator[tuple[int, bytes]]:
 def _read_some(fd: int) -> bytes:
     """What ``fd`` holds, up to 1 MiB; empty at its end. A descriptor another program left
     non-blocking is waited on, not taken for an error."""
-    import select
-
     while True:
         try:
             return os.read(fd, _BLOCK)

@@ -148,7 +148,7 @@ def _settled(claim: ClaimStruct) -> bool:
     if not all(ats):  # an instant not met before (instants have no truth value of their own)
         for index, known in enumerate(ats):
             if known is None:
-                made = ats[index] = _instant(mutations[index].at)
+                made = ats[index] = _new_instant(mutations[index].at)
                 if made is None:
                     return False
     ids = set(map(_ID, mutations))
@@ -158,7 +158,7 @@ def _settled(claim: ClaimStruct) -> bool:
         mutation.at = at
     for item in claim.evidence:
         text = item.at
-        at = _instants.get(text) or _instant(text)
+        at = _instants.get(text) or _new_instant(text)
         if at is None or not ids.issuperset(item.covers):
             return False
         item.at = at
@@ -169,18 +169,16 @@ _AT = attrgetter("at")
 _ID = attrgetter("id")
 
 
-def _instant(text: str) -> Instant | None:
-    """``text`` as an instant; None when it is not one (not RFC 3339)."""
-    # Instants are immutable, and a batch repeats many (a session's writes, a run's checks).
-    instant = _instants.get(text)
-    if instant is None:
-        try:
-            key = instant_key(text)
-        except ValueError:
-            return None
-        if len(_instants) >= _INSTANTS_KEPT:
-            _instants.clear()  # the same dict: _settled holds its get
-        instant = _instants[text] = Instant(text, key)
+def _new_instant(text: str) -> Instant | None:
+    """``text``, not met before, as an instant, kept for the next time; None when it is not one
+    (not RFC 3339). Instants are immutable, and a batch repeats many (a session's writes)."""
+    try:
+        key = instant_key(text)
+    except ValueError:
+        return None
+    if len(_instants) >= _INSTANTS_KEPT:
+        _instants.clear()  # cleared, never replaced: _settled looks it up by name each time
+    instant = _instants[text] = Instant(text, key)
     return instant
 
 
