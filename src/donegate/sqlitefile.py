@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -23,12 +24,34 @@ def connect(path: Path, timeout_s: float) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
     try:
         db.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
-        db.execute("PRAGMA journal_mode = WAL")
+        _to_wal(db, timeout_s)
         db.execute("PRAGMA synchronous = NORMAL")
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _to_wal(db: sqlite3.Connection, timeout_s: float) -> None:
+    """Put the file in write-ahead-log mode, waiting up to ``timeout_s`` for others.
+
+    A new file is in rollback mode until the first process switches it. Switching needs the file
+    to itself, and while another process holds a write transaction on it SQLite answers "busy"
+    at once, whatever the busy timeout (waiting could deadlock): twenty hooks starting one
+    session together met that, and one failed. The switch is tried again until the timeout.
+    """
+    deadline = time.monotonic() + timeout_s
+    pause = 0.002
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = str(getattr(exc, "sqlite_errorname", "")).startswith("SQLITE_BUSY")
+            if not busy or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
 
 
 _held: list[sqlite3.Connection] = []
