@@ -76,7 +76,33 @@ def test_order_and_difference_are_exact(a: tuple[str, Fraction], b: tuple[str, F
     assert (ia == ib) == (sa == sb)
     assert (ia > ib) == (sa > sb)
     assert ia.seconds_since(ib) == sa - sb
+    assert ia.float_seconds_since(ib) == float(sa - sb)
     assert ia.text == ta
+
+
+_YEARS_1_TO_9999 = (
+    (date(1, 1, 1).toordinal() - date(1970, 1, 1).toordinal()) * 86400,
+    (date(9999, 12, 31).toordinal() - date(1970, 1, 1).toordinal()) * 86400,
+)
+
+
+@given(
+    st.lists(st.integers(*_YEARS_1_TO_9999), min_size=2, max_size=2),
+    st.lists(st.integers(0, 40), min_size=2, max_size=2),
+    st.data(),
+)
+def test_a_difference_for_a_message_is_the_float_nearest_the_exact_one(
+    wholes: list[int], digit_counts: list[int], data: st.DataObject
+) -> None:
+    # Far apart and with many digits, where a float of either instant alone would round.
+    a, b = (
+        Instant.parse(
+            text_of(Fraction(whole) + Fraction(data.draw(st.integers(0, 10**d - 1)), 10**d), d, 0)
+        )
+        for whole, d in zip(wholes, digit_counts, strict=True)
+    )
+    assert a.float_seconds_since(b) == float(a.seconds_since(b))
+    assert b.float_seconds_since(a) == -a.float_seconds_since(b)
 
 
 def test_one_nanosecond_and_beyond_are_seen() -> None:

@@ -111,6 +111,16 @@ class Instant:
         """``self - other`` in seconds, exactly."""
         return self.exact() - other.exact()
 
+    def float_seconds_since(self, other: Instant) -> float:
+        """``float(self.seconds_since(other))``, the float nearest the exact difference, without
+        making fractions: a message prints it for each stale item of a batch."""
+        (whole, digits), (other_whole, other_digits) = self.key, other.key
+        places = max(len(digits), len(other_digits))
+        scale: int = 10**places
+        units = (whole - other_whole) * scale
+        units += _scaled(digits, places) - _scaled(other_digits, places)
+        return units / scale  # an int by an int rounds correctly, as a Fraction's float does
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Instant) and self.key == other.key
 
@@ -248,6 +258,11 @@ def _offset_seconds(text: str, sign: str, hours: str, minutes: str) -> int:
             "is not a UTC offset)"
         )
     return (h * 3600 + m * 60) * (-1 if sign == "-" else 1)
+
+
+def _scaled(digits: str, places: int) -> int:
+    """Fractional ``digits`` as an integer count of ``10**-places`` seconds."""
+    return int(digits) * 10 ** (places - len(digits)) if digits else 0
 
 
 def is_finite(seconds: Seconds) -> bool:

@@ -202,11 +202,13 @@ class _Window:
     keys: ``now - at > max_age`` exactly when ``at`` orders before ``now - max_age``.
     """
 
-    __slots__ = ("max_age", "newest", "oldest", "skew")
+    __slots__ = ("max_age", "max_age_text", "newest", "oldest", "skew_text")
 
     def __init__(self, now: Instant, max_age: Seconds | None, skew: Seconds) -> None:
         self.max_age = max_age
-        self.skew = skew
+        # As messages print them, written once: a stale batch would write them for every item.
+        self.max_age_text = None if max_age is None else _g(max_age)
+        self.skew_text = _g(skew)
         self.oldest = None if max_age is None else _shifted(now.key, max_age, -1)
         self.newest = _shifted(now.key, skew, 1)
 
@@ -274,16 +276,16 @@ def _why_not_counted(
             return before
     # Exact: an instant 300.0000009 s old is older than 300 s, and a float bound counts by its
     # exact binary value, so no rounding ever makes evidence look fresh.
-    max_age = window.max_age
-    if max_age is not None and window.oldest is not None and at_key < window.oldest:
+    oldest = window.oldest
+    if oldest is not None and at_key < oldest:
         return (
-            f"stale: {_g(now.seconds_since(at))} s old at decision time, "
-            f"policy max_age_s is {_g(max_age)} (rule 5)"
+            f"stale: {_g(now.float_seconds_since(at))} s old at decision time, "
+            f"policy max_age_s is {window.max_age_text} (rule 5)"
         )
     if at_key > window.newest:
         return (
-            f"dated {_g(at.seconds_since(now))} s after the decision time, "
-            f"beyond the allowed clock skew of {_g(window.skew)} s"
+            f"dated {_g(at.float_seconds_since(now))} s after the decision time, "
+            f"beyond the allowed clock skew of {window.skew_text} s"
         )
     return None
 
