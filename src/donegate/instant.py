@@ -173,30 +173,69 @@ class Instant:
 def instant_key(text: str) -> tuple[int, str]:
     """The exact ordering key of RFC 3339 ``text`` (see :class:`Instant`), or ``ValueError``.
 
-    Batches parse millions of these. A UTC instant whose date and time to the second were seen
-    before in a valid instant is read by slicing: its fraction and ``Z`` checked as the pattern
-    checks them. Anything else is matched in full, which also remembers its second.
+    Batches parse millions of these, so a valid instant is read by slicing: each slice looked up
+    among the values it may take (a minute met before in a valid instant, ``2026-08-27T18:04``;
+    the second, ``:05``; the offset, ``+02:00``), the fraction checked as the pattern checks it.
+    Anything else is matched in full, and every error message is made there.
     """
-    whole = _seconds.get(text[:19])
-    if whole is not None:
-        tail = text[19:]
-        if tail in _UTC:
-            return whole, ""
-        digits = tail[1:-1]
-        if (
-            tail[:1] == "."
-            and tail[-1:] in _UTC
-            and digits.isascii()
-            and digits.isdigit()
-            and len(digits) <= MAX_FRACTION_DIGITS
-        ):
-            return whole, digits.rstrip("0")
+    minute = _minutes.get(text[:16])
+    second = _SECOND.get(text[16:19])
+    if minute is None or second is None:
+        return _new_minute_key(text, second)
+    tail = text[19:]
+    if tail in _UTC:  # the commonest tails first, without a call
+        return minute + second, ""
+    digits = tail[1:-1]
+    if (
+        tail[:1] == "."
+        and tail[-1:] in _UTC
+        and digits.isascii()
+        and digits.isdigit()
+        and len(digits) <= MAX_FRACTION_DIGITS
+    ):
+        return minute + second, digits.rstrip("0")
+    return _tail_key(text, minute + second)
+
+
+def _new_minute_key(text: str, second: int | None) -> tuple[int, str]:
+    # A minute not met before: its day (met before, else matched in full) and its time of day.
+    day = _day_starts.get(text[:10])
+    clock = _CLOCK.get(text[10:16])
+    if day is None or clock is None or second is None:
+        return _matched_key(text)
+    if len(_minutes) >= _MINUTES_KEPT:
+        _minutes.clear()
+    minute = _minutes[text[:16]] = day + clock
+    return _tail_key(text, minute + second)
+
+
+def _tail_key(text: str, whole: int) -> tuple[int, str]:
+    """The key of ``text`` read to the second as ``whole`` (before any offset), from its tail:
+    an optional fraction, then ``Z`` or an offset."""
+    tail = text[19:]
+    if tail[-1:] in _UTC:
+        fraction, offset = tail[:-1], 0
+    else:
+        found = _OFFSETS.get(tail[-6:])
+        if found is None:
+            return _matched_key(text)
+        fraction, offset = tail[:-6], found
+    if not fraction:
+        return whole - offset, ""
+    digits = fraction[1:]
+    if (
+        fraction[:1] == "."
+        and digits.isascii()
+        and digits.isdigit()
+        and len(digits) <= MAX_FRACTION_DIGITS
+    ):
+        return whole - offset, digits.rstrip("0")
     return _matched_key(text)
 
 
 def _matched_key(text: str) -> tuple[int, str]:
-    # The whole pattern, then the calendar: each day's start is remembered (a batch's instants
-    # fall on few days), and each second of a day, for the slicing above.
+    # The whole pattern, then the calendar, each day's start remembered for the slicing above
+    # (a batch's instants fall on few days). Every error message is made here.
     parts = _RFC3339.fullmatch(text)
     if parts is None:
         raise ValueError(_why_not_rfc3339(text))
@@ -208,9 +247,6 @@ def _matched_key(text: str) -> tuple[int, str]:
     if h > 23 or m > 59 or s > 59:
         raise ValueError(f"not a real date and time: {text!r} ({_time_error(h, m)})")
     whole = day_start + h * 3600 + m * 60 + s
-    if len(_seconds) >= _SECONDS_KEPT:
-        _seconds.clear()
-    _seconds[text[:19]] = whole  # a real date and time of day, as written, before any offset
     if sign is not None:
         whole -= _offset_seconds(text, sign, off_h, off_m)
     if fraction is None:
@@ -222,10 +258,24 @@ def _matched_key(text: str) -> tuple[int, str]:
     return whole, fraction.rstrip("0")
 
 
-# Each second seen in a valid instant, by its text ("2026-08-27T18:04:05"), as seconds since the
-# epoch as if the instant were UTC: a slice of text found here is a real date and time of day.
-_seconds: dict[str, int] = {}
-_SECONDS_KEPT = 16384
+# Each minute met in a valid instant, by its text ("2026-08-27T18:04"), as seconds since the
+# epoch as if the instant were UTC.
+_minutes: dict[str, int] = {}
+_MINUTES_KEPT = 32768  # three weeks of minutes, about 3 MB
+
+# What each slice of a valid instant may hold, as seconds: the time of day to the minute with
+# its separator, the second with its colon, and the offset east of UTC. A slice found in its
+# table was checked as the pattern and the calendar check it.
+_CLOCK = {
+    f"{t}{h:02d}:{m:02d}": h * 3600 + m * 60 for t in "Tt" for h in range(24) for m in range(60)
+}
+_SECOND = {f":{s:02d}": s for s in range(60)}
+_OFFSETS = {
+    f"{sign}{h:02d}:{m:02d}": (h * 3600 + m * 60) * (1 if sign == "+" else -1)
+    for sign in "+-"
+    for h in range(24)
+    for m in range(60)
+}
 _UTC = frozenset({"Z", "z"})
 
 
