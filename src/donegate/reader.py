@@ -2,9 +2,10 @@
 
 :func:`read` takes a line of JSON text to small structs, or to None when the line is anything but
 a claim the loader (:func:`donegate.claim.parse_claim`, pydantic) takes exactly as it is: a field
-the format does not name (the loader keeps it), a dangling reference, a bad instant, a value
-nested more than :data:`VALUE_DEPTH` deep, an integer longer than Python converts, anything
-unexpected. The caller then asks the loader, which decides and names the path of what is wrong.
+the format does not name (the loader keeps it), a dangling reference, a bad instant, a line with
+:data:`MOST_BRACKETS` brackets or more (it may nest deeper than the loader's parser goes), an
+integer longer than Python converts, anything unexpected. The caller then asks the loader, which
+decides and names the path of what is wrong.
 So the reader never accepts what the loader refuses, and never has error messages of its own.
 
 The structs remember which optional fields were given (an unset one is ``UNSET``, an absent list
@@ -32,12 +33,11 @@ if TYPE_CHECKING:
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 Seconds = Annotated[int, msgspec.Meta(ge=0)] | Annotated[float, msgspec.Meta(ge=0)]
 
-VALUE_DEPTH = 4
-"""How deeply a value the format leaves open (``expected``, ``observed_value``, the agent's own
-``verdict``) may nest in a claim this reader takes: the loader's parser stops near 200 levels,
-and every line the reader takes nests far less, by its types alone. The text of a line is never
-measured, and a value the reader drops (the first of two equal keys) was read to these types too.
-Deeper values are rare, and go to the loader."""
+MOST_BRACKETS = 190
+"""A line with this many opening brackets (``[`` and ``{``, in strings too) or more goes to the
+loader: its parser stops between 196 and 201 levels deep, and a line can only nest as deep as it
+has brackets. Counting them costs two scans in C; measuring the depth would cost a Python walk of
+every value, and a value the decoder drops (the first of two equal keys) would escape it."""
 LONGEST_INTEGER = 4300
 """The loader refuses a number with more integer digits than this (Python's own limit)."""
 # A digit run starting at a run's first digit, so each run is scanned once, however long.
@@ -48,22 +48,9 @@ class Absent(list[Any]):
     """The empty list a claim has when it names no such list (the loader does not set it)."""
 
 
-def _nested(levels: int) -> object:
-    """The JSON values nested at most ``levels`` deep, as a type msgspec checks in C.
-
-    Each level doubles the decoder's type tree (4 levels build in about 2 ms)."""
-    scalar = str | int | float | bool | None
-    value: object = scalar
-    for _ in range(levels):
-        value = scalar | list[value] | dict[str, value]  # type: ignore[valid-type]
-    return value
-
-
-if TYPE_CHECKING:  # the rules read a decoded value as any JSON, and an instant's text as Instant
-    Value = Any
+if TYPE_CHECKING:  # the rules read an instant's text as an Instant
     Text = Any
 else:
-    Value = _nested(VALUE_DEPTH)
     Text = str
 
 
@@ -95,8 +82,8 @@ class _Verifier(_Struct):
 class _Evidence(_Struct, kw_only=True):  # the model's field order, an optional one inside
     check_type: NonEmpty
     target: str
-    expected: dict[str, Value]
-    observed_value: Value | msgspec.UnsetType = msgspec.UNSET  # not a dict: observes nothing
+    expected: dict[str, Any]
+    observed_value: Any | msgspec.UnsetType = msgspec.UNSET  # not a dict: observes nothing
     at: Text  # as a mutation's
     covers: list[str]
     verifier: _Verifier
@@ -118,7 +105,7 @@ class ClaimStruct(_Struct):
     policy: PolicyStruct | msgspec.UnsetType | None = msgspec.UNSET
     # Only the verifier computes a verdict, so this one is never read; it is decoded all the same,
     # as the loader reads it (raw, its text would go unchecked: invalid UTF-8 slips through).
-    verdict: Value | msgspec.UnsetType = msgspec.UNSET
+    verdict: Any | msgspec.UnsetType = msgspec.UNSET
 
 
 _INSTANTS_KEPT = 65536
@@ -136,6 +123,8 @@ def read(line: bytes) -> ClaimStruct | None:
         return None
     if len(line) > LONGEST_INTEGER and _TOO_MANY_DIGITS.search(line):
         return None  # perhaps only digits in a string, but the loader alone can tell
+    if line.count(b"[") + line.count(b"{") >= MOST_BRACKETS:
+        return None  # perhaps nested too deeply for the loader, which alone can tell
     return claim
 
 
