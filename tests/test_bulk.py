@@ -103,25 +103,28 @@ def nested(levels: int) -> Any:
     return value
 
 
-@pytest.mark.parametrize("levels", [5, 40, 150, 180, 190, 196, 210])
-def test_a_line_with_many_brackets_goes_to_the_loader(levels: int) -> None:
+@pytest.mark.parametrize("levels", [reader.VALUE_DEPTH, reader.VALUE_DEPTH + 1, 150, 190, 210])
+def test_a_deep_value_is_read_unless_its_line_has_many_brackets(levels: int) -> None:
     doc = claim_doc(evidence=[evidence(expected={"v": nested(levels)})])
     line = json.dumps(doc).encode()
     brackets = line.count(b"[") + line.count(b"{")
-    assert (reader.read(line) is not None) == (brackets < reader.MOST_BRACKETS)
+    taken = levels <= reader.VALUE_DEPTH or brackets < reader.MOST_BRACKETS
+    assert (reader.read(line) is not None) == taken
     assert_same(line)
 
 
 def test_brackets_are_counted_wherever_they_are() -> None:
-    # Many brackets in a string nest nothing, but the reader does not read strings: the loader
-    # decides, and answers the same.
-    doc = claim_doc(claimed_outcome="[" * reader.MOST_BRACKETS)
-    line = json.dumps(doc).encode()
-    assert reader.read(line) is None
-    assert_same(line)
-    shallow = claim_doc(evidence=[evidence(observed_value=[{"row": n} for n in range(200)])])
-    assert reader.read(json.dumps(shallow).encode()) is None
-    assert_same(json.dumps(shallow).encode())
+    # Brackets in a string nest nothing, but the reader does not read strings: with a deep
+    # value beside them, the loader decides, and answers the same.
+    outcome = "[" * reader.MOST_BRACKETS
+    shallow = json.dumps(claim_doc(claimed_outcome=outcome)).encode()
+    assert reader.read(shallow) is not None
+    deep = claim_doc(claimed_outcome=outcome, evidence=[evidence(observed_value=nested(6))])
+    assert reader.read(json.dumps(deep).encode()) is None
+    assert_same(json.dumps(deep).encode())
+    rows = claim_doc(evidence=[evidence(observed_value=[{"row": [n]} for n in range(200)])])
+    assert reader.read(json.dumps(rows).encode()) is not None  # many brackets, but shallow
+    assert_same(json.dumps(rows).encode())
 
 
 @pytest.mark.parametrize("key", ["observed_value", "verdict", "expected", "at"])
