@@ -129,6 +129,15 @@ def test_an_instant_on_a_known_day_is_read_as_the_full_pattern_reads_it() -> Non
     assert differ == []
 
 
+def test_every_time_of_day_and_offset_is_read_as_the_full_pattern_reads_it() -> None:
+    instant._matched_key("2026-08-27T00:00:00Z")  # this day is now known
+    clocks = [f"{h:02d}:{m:02d}" for h in range(25) for m in range(61)]
+    texts = [f"2026-08-27T{clock}:{s}Z" for clock in clocks for s in ("00", "59", "60")]
+    texts += [f"2026-08-27T12:00:00{sign}{clock}" for clock in clocks for sign in "+-"]
+    differ = [t for t in texts if _read(instant.instant_key, t) != _read(instant._matched_key, t)]
+    assert differ == []
+
+
 def test_a_day_is_remembered_only_from_a_real_date_and_time() -> None:
     for text in ("2031-02-30T18:04:00Z", "2031-02-29T24:04:00Z", "2031-02-28T18:04:61Z"):
         with pytest.raises(ValueError, match="not a real date and time"):

@@ -266,15 +266,15 @@ _MINUTES_KEPT = 32768  # three weeks of minutes, about 3 MB
 # What each slice of a valid instant may hold, as seconds: the time of day to the minute with
 # its separator, the second with its colon, and the offset east of UTC. A slice found in its
 # table was checked as the pattern and the calendar check it.
-_CLOCK = {
-    f"{t}{h:02d}:{m:02d}": h * 3600 + m * 60 for t in "Tt" for h in range(24) for m in range(60)
-}
-_SECOND = {f":{s:02d}": s for s in range(60)}
+_TWO_DIGITS = [f"{n:02d}" for n in range(60)]
+# Built by concatenation: formatting each of the 5,760 keys cost 4 ms of every start-up.
+_HOURS_MINUTES = [
+    (_TWO_DIGITS[h] + ":" + _TWO_DIGITS[m], h * 3600 + m * 60) for h in range(24) for m in range(60)
+]
+_CLOCK = {separator + text: s for separator in "Tt" for text, s in _HOURS_MINUTES}
+_SECOND = {":" + text: s for s, text in enumerate(_TWO_DIGITS)}
 _OFFSETS = {
-    f"{sign}{h:02d}:{m:02d}": (h * 3600 + m * 60) * (1 if sign == "+" else -1)
-    for sign in "+-"
-    for h in range(24)
-    for m in range(60)
+    sign + text: s * (1 if sign == "+" else -1) for sign in "+-" for text, s in _HOURS_MINUTES
 }
 _UTC = frozenset({"Z", "z"})
 
