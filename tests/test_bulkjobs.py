@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
 import subprocess
 import sys
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from donegate import bulkjobs
 from donegate.bulk import verify_lines
 from donegate.bulkjobs import _ranges, jobs_for, numbered, verify_file
 from donegate.instant import Instant
@@ -115,3 +119,25 @@ def test_only_a_whole_regular_file_on_stdin_is_taken_by_its_name(tmp_path: Path)
     piped = subprocess.run(probe, input="{}", capture_output=True, text=True, check=True)
     assert named.stdout.strip() == str(path)
     assert partial.stdout.strip() == piped.stdout.strip() == "None"
+
+
+def test_a_worker_that_dies_fails_the_batch_and_stops_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A child killed while answering its range (the kernel's OOM killer, a kill -9): its lines
+    # have no answer, so the batch must fail, never come out short. The child is killed for real.
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(batch_text())
+    parent = os.getpid()
+    answer_range = bulkjobs._answer_range
+
+    def dying(path: Path, where: Any, out: Any, options: VerifyOptions) -> int:
+        if os.getpid() != parent and where.first_line > 40:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return answer_range(path, where, out, options)
+
+    monkeypatch.setattr(bulkjobs, "_answer_range", dying)
+    with pytest.raises(bulkjobs.WorkerFailed, match="status -9"):
+        verify_file(path, io.BytesIO(), OPTIONS, 4)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # every child was reaped: none left running or a zombie

@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # a batch of claims is read without the models (see donegate.
     type=click.IntRange(1, 64),
     metavar="N",
     help="Processes for a --jsonl FILE; answers stay in input order. "
-    "Default: one per core for a file of 4 MB or more, stdin redirected from one included; "
+    "Default: one per core for a file of 2 MB or more, stdin redirected from one included; "
     "else 1.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the claim with its verdict on stdout.")
