@@ -124,37 +124,29 @@ def verify_lines(lines: Iterable[tuple[int, bytes]], out: IO[bytes], options: Ve
     """Answer every numbered line on ``out``; the number of lines that were not valid claims.
 
     Answers are written in blocks of about 64 KiB (``out`` may be unbuffered: ``python -u``, or
-    ``PYTHONUNBUFFERED``, makes standard output a bare file), and flushed at once where the lines
-    hold a pause (line number 0: the input has nothing more for now, see
-    :func:`donegate.bulkjobs.arriving`)."""
+    ``PYTHONUNBUFFERED``, makes standard output a bare file)."""
     batch = Batch(options)
     answer = batch.answer
     answers: list[bytes] = []
     held = 0
     try:
         for number, line in lines:
-            if not number:
-                _write(out, answers, flush=True)
-                held = 0
-                continue
             text = answer(number, line)
             answers.append(text)
             held += len(text)
             if held >= _BLOCK:
-                _write(out, answers, flush=False)
+                _write(out, answers)
                 held = 0
     finally:  # the lines answered are written, even when reading the next one failed
-        _write(out, answers, flush=False)
+        _write(out, answers)
     return batch.invalid
 
 
-def _write(out: IO[bytes], answers: list[bytes], *, flush: bool) -> None:
+def _write(out: IO[bytes], answers: list[bytes]) -> None:
     if answers:
         answers.append(b"")  # the last answer's newline
         out.write(b"\n".join(answers))
         answers.clear()
-    if flush:
-        out.flush()
 
 
 _BLOCK = 64 * 1024  # of answers, written at once

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, NoReturn
 
 from donegate.bulk import verify_lines
 from donegate.record import Record
@@ -44,7 +43,12 @@ def jobs_for(path: Path, requested: int | None) -> int:
         return 1
     if size < PARALLEL_FROM_BYTES:
         return 1
-    return max(1, min(len(os.sched_getaffinity(0)), size // _BYTES_PER_WORKER, 16))
+    return max(1, min(cores(), size // _BYTES_PER_WORKER))
+
+
+def cores() -> int:
+    """The processes a batch may use by default: one per core it may run on, at most 16."""
+    return min(len(os.sched_getaffinity(0)), 16)
 
 
 def numbered(
@@ -63,48 +67,6 @@ def numbered(
         consumed += len(line)
         if not line.isspace():
             yield number, line
-
-
-PAUSE = (0, b"")
-"""Among the lines of :func:`arriving`: the input has nothing more for now (answers go out)."""
-
-
-def arriving(fd: int) -> Iterator[tuple[int, bytes]]:
-    """The non-blank lines of the pipe or terminal ``fd``, numbered, as they arrive.
-
-    Each read takes what the pipe holds (up to 1 MiB), so a fast producer is read in large
-    blocks, and :data:`PAUSE` follows the lines of a read after which nothing more is waiting:
-    a slow producer (``tail -f claims.log | donegate verify --jsonl -``, someone typing) gets
-    each answer as its line arrives, a fast one gets them in blocks.
-    """
-    pending = bytearray()  # the line still arriving: appended to, never copied whole again
-    number = 0
-    while data := _read_some(fd):
-        scan, start = len(pending), 0
-        pending += data
-        end = pending.find(b"\n", scan)
-        while end >= 0:
-            number += 1
-            line = bytes(pending[start : end + 1])
-            if not line.isspace():
-                yield number, line
-            start = end + 1
-            end = pending.find(b"\n", start)
-        del pending[:start]
-        if not select.select([fd], [], [], 0)[0]:
-            yield PAUSE
-    if pending and not pending.isspace():  # the last line, without its newline
-        yield number + 1, bytes(pending)
-
-
-def _read_some(fd: int) -> bytes:
-    """What ``fd`` holds, up to 1 MiB; empty at its end. A descriptor another program left
-    non-blocking is waited on, not taken for an error."""
-    while True:
-        try:
-            return os.read(fd, _BLOCK)
-        except BlockingIOError:
-            select.select([fd], [], [])
 
 
 def verify_file(path: Path, out: IO[bytes], options: VerifyOptions, jobs: int) -> int:
@@ -177,24 +139,35 @@ class _Child:
 
 def _fork(path: Path, where: _Range, part: Path, options: VerifyOptions) -> _Child:
     read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid:
-        os.close(write_end)
-        return _Child(pid, read_end, part)
-    os.close(read_end)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # interrupted, the parent speaks for the batch
-    status = 70  # EX_SOFTWARE, unless the range is answered
-    try:
+
+    def answer() -> None:
+        os.close(read_end)
         with part.open("wb") as answers:
             invalid = _answer_range(path, where, answers, options)
         os.write(write_end, str(invalid).encode())
+
+    pid = os.fork()
+    if not pid:
+        child_life(answer)
+    os.close(write_end)
+    return _Child(pid, read_end, part)
+
+
+def child_life(work: Callable[[], None]) -> NoReturn:
+    """A forked worker's whole life: ``work``, then exit 0, or 70 (EX_SOFTWARE) with the error
+    said on standard error. It never returns into the parent's code, nor flushes the buffers it
+    inherited; interrupted (^C), it ends at once: the parent speaks for the batch."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    status = 70
+    try:
+        work()
         status = 0
     except BaseException:
         import traceback
 
         traceback.print_exc()
     finally:
-        os._exit(status)  # never back into the parent's code, nor its buffers flushed twice
+        os._exit(status)
 
 
 def _answer_range(path: Path, where: _Range, out: IO[bytes], options: VerifyOptions) -> int:

@@ -139,7 +139,8 @@ def test_a_slow_pipe_gets_each_answer_as_its_line_arrives(tmp_path: Path) -> Non
 
 
 def test_a_pipe_is_answered_as_the_same_file_is(tmp_path: Path) -> None:
-    text = batch_text() + b"\n\n" + b"x" * 3_000_000 + b"\n" + batch_text()  # a line of 3 MB
+    # A line of 3 MB, then megabytes more at once: workers answer what comes after that line.
+    text = batch_text() + b"\n\n" + b"x" * 3_000_000 + b"\n" + (batch_text() + b"\n") * 30
     path = tmp_path / "batch.jsonl"
     path.write_bytes(text)
     by_name = run("--jsonl", str(path), "--now", NOW)

@@ -93,16 +93,17 @@ def answer_lines(stream: IO[bytes], source: str, options: VerifyOptions, jobs: i
     """Answer every line of ``stream`` (opened from ``source``) on standard output; the exit
     code: 0, or 4 when any line was not a valid claim."""
     from donegate.bulk import verify_lines
-    from donegate.bulkjobs import arriving, jobs_for, numbered, verify_file
+    from donegate.bulkjobs import cores, jobs_for, numbered, verify_file
 
     with stream:
         path = Path(source) if source != "-" else stdin_file()
-        processes = 1 if path is None else jobs_for(path, jobs)
         out = sys.stdout.buffer
-        if path is not None and processes > 1:
+        if path is None:  # a pipe or a terminal: answered as its lines arrive
+            from donegate.bulkpipe import verify_pipe
+
+            invalid = verify_pipe(stream.fileno(), out, options, jobs or cores())
+        elif (processes := jobs_for(path, jobs)) > 1:
             invalid = verify_file(path, out, options, processes)
-        elif path is None:  # a pipe or a terminal: answered as its lines arrive
-            invalid = verify_lines(arriving(stream.fileno()), out, options)
         else:
             invalid = verify_lines(numbered(stream), out, options)
         out.flush()  # here, where a full disk is an error, not at exit where no one hears it

@@ -59,9 +59,9 @@ if TYPE_CHECKING:  # a batch of claims is read without the models (see donegate.
     "--jobs",
     type=click.IntRange(1, 64),
     metavar="N",
-    help="Processes for a --jsonl FILE; answers stay in input order. "
-    "Default: one per core for a file of 2 MB or more, stdin redirected from one included; "
-    "else 1.",
+    help="Processes for a --jsonl batch; answers stay in input order. "
+    "Default: one per core for a file of 2 MB or more (stdin redirected from one included), "
+    "and for a pipe once 2 MB have come with no pause; else 1.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the claim with its verdict on stdout.")
 @click.option("--enforce", is_flag=True, help="Exit as the applied policy's on_unverified says.")
