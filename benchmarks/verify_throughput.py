@@ -7,15 +7,16 @@ temporary file, then times, in the same run and as whole processes (start-up inc
   1. a ``json.loads`` loop over every line, each value dropped as the next is read (the baseline;
      a loop that keeps every value alive measures the garbage collector, not the parser),
   2. the same loop with ``orjson.loads``,
-  3. the real ``donegate verify --jsonl FILE`` process, output to /dev/null, as run and with
-     ``--jobs 1``,
+  3. the real ``donegate verify --jsonl FILE`` process, output to /dev/null, as run, with
+     ``--jobs 1``, and reading the file from a pipe,
 and, in this process, the Python API (``parse_claim`` then ``verify_claim`` per line, and
 ``verify_claim`` over claims parsed beforehand) against the same ``json.loads`` loop. Prints
 claims per second and the ratios. Target: ``verify --jsonl`` as run (by default one process per
 core for a file this large) >= 0.5x the json.loads loop; the one-process figure (``--jobs 1``)
-is printed beside it. ``--distinct-instants`` gives every instant of every claim its own value
-(by default a claim's writes share their times with other claims'): the reader's slowest case,
-about 1 us of Python for each instant it has not met before.
+and the same file piped in (``cat FILE | donegate verify --jsonl -``) are printed beside it.
+``--distinct-instants`` gives every instant of every claim its own value (by default a claim's
+writes share their times with other claims'): the reader's slowest case, about 1 us of Python
+for each instant it has not met before.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from subprocess import DEVNULL
 from typing import Any
 
 from donegate.bulkjobs import jobs_for
@@ -127,8 +129,15 @@ def best_of(runs: int, fn: Callable[[], object]) -> float:
     return min(times)
 
 
-def run(argv: list[str]) -> None:
-    result = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+def run(argv: list[str], piped_from: Path | None = None) -> None:
+    """Run ``argv`` to its end, its input piped from ``cat piped_from`` if given."""
+    if piped_from is None:
+        result = subprocess.run(argv, stdout=DEVNULL, stderr=subprocess.PIPE, check=False)
+    else:
+        with subprocess.Popen(["cat", str(piped_from)], stdout=subprocess.PIPE) as cat:
+            result = subprocess.run(
+                argv, stdin=cat.stdout, stdout=DEVNULL, stderr=subprocess.PIPE, check=False
+            )
     if result.returncode != 0:
         raise SystemExit(f"{argv[:4]} failed ({result.returncode}): {result.stderr.decode()[:500]}")
 
@@ -170,14 +179,18 @@ def whole_processes(path: Path, runs: int) -> dict[str, float]:
         "orjson.loads loop": [sys.executable, "-c", LOOP.format(module="orjson"), str(path)],
         "donegate verify --jsonl": verify_argv(path),
         "verify --jsonl --jobs 1": [*verify_argv(path), "--jobs", "1"],
+        PIPED: [*verify_argv(Path("-"))],
     }
     best = dict.fromkeys(commands, float("inf"))
     for _ in range(runs):
         for name, argv in commands.items():
             start = time.perf_counter()
-            run(argv)
+            run(argv, piped_from=path if name == PIPED else None)
             best[name] = min(best[name], time.perf_counter() - start)
     return best
+
+
+PIPED = "cat FILE | verify --jsonl -"
 
 
 def main() -> int:
@@ -225,6 +238,8 @@ def main() -> int:
         f"  (target >= {TARGET_RATIO})"
     )
     print(f"  verify --jsonl --jobs 1 / json.loads loop  = {single:.2f}  (one process)")
+    piped = timings["json.loads loop"] / timings[PIPED]
+    print(f"  {PIPED} / json.loads loop = {piped:.2f}  (a pipe)")
     orjson_ratio = timings["orjson.loads loop"] / verify
     print(f"  verify --jsonl / orjson.loads loop         = {orjson_ratio:.2f}")
     print(f"  parse_claim + verify_claim / json.loads   = {ratio_api:.2f}")
