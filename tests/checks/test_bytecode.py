@@ -336,3 +336,63 @@ def test_a_prefix_in_use_or_an_unusable_store_gives_a_fresh_one(tmp_path: Path) 
 
 
 UNCHECKED = py_compile.PycInvalidationMode.UNCHECKED_HASH
+
+
+def import_module(folder: Path, name: str, prefix: Path) -> subprocess.CompletedProcess[str]:
+    """Import ``name`` from ``folder`` as a run would, bytecode under ``prefix``; -v says whence."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env |= {"PYTHONPYCACHEPREFIX": str(prefix), "PYTHONPATH": str(folder)}
+    argv = [sys.executable, "-S", "-v", "-c", f"import {name}; print({name}.zip_code('x'))"]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+
+
+def written_for_a_run(tmp_path: Path, run: str, source: str) -> tuple[Path, Path]:
+    """A module donegate writes for one run, under a name of that run: its scratch and path."""
+    scratch = tmp_path / run
+    scratch.mkdir()
+    module = scratch / f"witness_{run}.py"
+    module.write_text(source)
+    return scratch, module
+
+
+def test_a_module_written_anew_for_each_run_is_compiled_once_and_linked_after(
+    tmp_path: Path,
+) -> None:
+    state, fresh = tmp_path / "state", tmp_path / "fresh"
+    scratch, module = written_for_a_run(tmp_path, "one", BROKEN)
+    with run_prefix(state, KEY, fresh, [scratch], {module: "witness"}) as prefix:
+        first = import_module(scratch, module.stem, prefix)
+    assert first.stdout == "x\n"
+    assert not from_prefix_of(first, prefix, module.stem)  # compiled by the run itself
+    assert not list(prefix.rglob("witness_one*")), "what the run wrote is never kept"
+    kept = list((state / TAG / "entries" / "written-by-donegate").iterdir())
+    assert [p.name.rpartition("-")[0] for p in kept] == [f"witness.{TAG}.pyc"]
+    # The next run writes the same bytes under another name: donegate's compile is linked.
+    scratch, module = written_for_a_run(tmp_path, "two", BROKEN)
+    with run_prefix(state, KEY, fresh, [scratch], {module: "witness"}) as again:
+        second = import_module(scratch, module.stem, again)
+    assert second.stdout == "x\n"
+    assert from_prefix_of(second, again, module.stem)
+    assert not list(again.rglob("witness_two*")), "the link goes with the run"
+
+
+def test_a_module_with_other_bytes_is_never_served_the_kept_compile(tmp_path: Path) -> None:
+    state, fresh = tmp_path / "state", tmp_path / "fresh"
+    scratch, module = written_for_a_run(tmp_path, "one", BROKEN)
+    with run_prefix(state, KEY, fresh, [scratch], {module: "witness"}) as prefix:
+        import_module(scratch, module.stem, prefix)
+    scratch, module = written_for_a_run(tmp_path, "two", FIXED)
+    with run_prefix(state, KEY, fresh, [scratch], {module: "witness"}) as again:
+        done = import_module(scratch, module.stem, again)
+    assert done.stdout == "94107\n"
+    assert not from_prefix_of(done, again, module.stem)
+
+
+def from_prefix_of(done: subprocess.CompletedProcess[str], prefix: Path, name: str) -> bool:
+    return any(
+        "code object from" in line and str(prefix) in line and name in line
+        for line in done.stderr.splitlines()
+    )
+
+
+TAG = sys.implementation.cache_tag

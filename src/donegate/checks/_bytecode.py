@@ -17,6 +17,9 @@ holding only donegate's own compiles:
   for each source the run had to compile itself, donegate compiles its own and links it, for at
   most a quarter of the run's time: a first run costs little more than one without a store.
 - A lock makes one run at a time use a prefix; a run that finds it held gets a fresh one.
+- ``entries/written-by-donegate/`` holds donegate's compile of a module donegate writes for each
+  run under a new name (the witness: the same bytes every time), named by what it is and its
+  digest, for Python and for each pytest version; each run's prefix gets links to them.
 
 The prefix's manifest (``prefixes/<key>.list``) records, for each link, its entry's digest and the
 source's stat (size, mtime, ctime, inode, device) taken before the bytes were read, as git's index
@@ -43,7 +46,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from stat import S_ISREG
 from types import CodeType
@@ -69,6 +72,7 @@ MIN_LEARN_S = 0.2
 
 
 _now = time.time_ns  # the clock of the racy horizon (a seam for the tests)
+_OURS = "written-by-donegate"  # entries of the modules donegate writes for a run
 
 
 class _Link(Record):
@@ -119,19 +123,30 @@ class _Prefix:
             else:
                 _unlink(self.path, rel)
 
-    def settle(self, skip: Iterable[Path], budget_s: float) -> None:
+    def settle(
+        self, skip: Iterable[Path], budget_s: float, ours: Mapping[Path, str] | None = None
+    ) -> None:
         """Remove what the run wrote; compile and link donegate's own for what lies outside
-        ``skip``, for about ``budget_s`` seconds (later runs compile the rest)."""
+        ``skip``, for about ``budget_s`` seconds (later runs compile the rest), and for the
+        modules of ``ours`` the run compiled, keep donegate's compile under what they are."""
         roots = tuple(str(p).lstrip(os.sep) + os.sep for p in skip)
-        wanted = []
+        kinds = {str(source).lstrip(os.sep): kind for source, kind in (ours or {}).items()}
+        wanted, written = [], []
         for rel, inode in _files(self.path):
             kept = self.links.get(rel)
             if kept is not None and kept.inode == inode:
                 continue
             self.links.pop(rel, None)
             _unlink(self.path, rel)
-            if _well_formed(rel) and not rel.startswith(roots):
+            if not _well_formed(rel):
+                continue
+            kind = kinds.get(_source(rel).lstrip(os.sep))
+            if kind is not None:
+                written.append((rel, kind))
+            elif not rel.startswith(roots):
                 wanted.append(rel)
+        for rel, kind in written:  # one module, compiled once per version of it and of pytest
+            self._learn_ours(rel, kind)
         deadline = time.monotonic() + budget_s
         # Python's own bytecode first: pytest's rewritten modules cost an import of pytest.
         for rel in sorted(wanted, key=lambda rel: "-pytest-" in rel):
@@ -140,6 +155,35 @@ class _Prefix:
             self._learn(rel)
         if self.renew or self.links != self.listed:
             _write_atomic(self._manifest(), self._manifest_text().encode())
+
+    def link_ours(self, source: Path, kind: str) -> None:
+        """Link each compile kept of ``kind`` with ``source``'s bytes (Python's, or pytest's for
+        a version) where the run looks for ``source``'s; the link goes with the run's prefix."""
+        try:
+            digest = _hashes.new("sha256", source.read_bytes()).hexdigest()
+            kept = self.root / "entries" / _OURS
+            found = [p for p in kept.iterdir() if p.name.startswith(f"{kind}.")]
+            for entry in found:
+                _, _, tail = entry.name.partition(".")
+                compiled_as, _, entry_digest = tail.rpartition("-")
+                if entry_digest == digest:  # as importlib's cache_from_source, under a prefix
+                    target = self.path.joinpath(*source.parent.parts[1:])
+                    target.mkdir(parents=True, exist_ok=True)
+                    os.link(entry, target / f"{source.stem}.{compiled_as}")
+        except OSError:
+            return  # the run compiles it, as without a store
+
+    def _learn_ours(self, rel: str, kind: str) -> None:
+        source = _source(rel)
+        read = _read(source)
+        if read is None:
+            return
+        data, _ = read
+        digest = _hashes.new("sha256", data).hexdigest()
+        compiled_as = rel.rpartition("/")[2].partition(".")[2]  # cpython-311[-pytest-9.2.0].pyc
+        entry = self.root / "entries" / _OURS / f"{kind}.{compiled_as}-{digest}"
+        if not entry.exists():
+            _store(entry, data, source, f"{kind}.{compiled_as}")
 
     def _manifest(self) -> Path:
         return self.root / "prefixes" / f"{self.key}.list"
@@ -172,10 +216,20 @@ class _Prefix:
 
 
 @contextlib.contextmanager
-def run_prefix(root: Path | None, key: str, fresh: Path, skip: Iterable[Path]) -> Iterator[Path]:
+def run_prefix(
+    root: Path | None,
+    key: str,
+    fresh: Path,
+    skip: Iterable[Path],
+    ours: Mapping[Path, str] | None = None,
+) -> Iterator[Path]:
     """The ``PYTHONPYCACHEPREFIX`` for one run of ``key``: the store's under ``root``, checked
     before the run and settled after it (sources under ``skip`` are not kept); ``fresh`` (a new
-    directory of the run's own) when there is no store, or another run holds it."""
+    directory of the run's own) when there is no store, or another run holds it.
+
+    ``ours`` names the modules donegate wrote for this run under a new name (the witness), each
+    with what it is: the same bytes at every run, so their compiles are kept under that name and
+    linked before each run."""
     if root is None or _TAG is None:
         yield fresh
         return
@@ -190,6 +244,9 @@ def run_prefix(root: Path | None, key: str, fresh: Path, skip: Iterable[Path]) -
             yield fresh
             return
         prefix.ready()
+        ours = ours or {}
+        for source, kind in ours.items():
+            prefix.link_ours(source, kind)
         started = time.monotonic()
         try:
             yield prefix.path
@@ -197,7 +254,7 @@ def run_prefix(root: Path | None, key: str, fresh: Path, skip: Iterable[Path]) -
             # A first run (or a new machine in CI, every run) must not cost much more than a run
             # without a store: compiling all a run imported takes about as long as the run did.
             budget = max(MIN_LEARN_S, LEARN_SHARE * (time.monotonic() - started))
-            prefix.settle(skip, budget)
+            prefix.settle(skip, budget, ours)
 
 
 def _store(entry: Path, data: bytes, source: str, rel: str) -> bool:

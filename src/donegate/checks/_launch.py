@@ -171,7 +171,9 @@ class Started:
             self.invocation = _invocation(self.launch, self.place, scratch)
         except _runners.RunnerCommandError as exc:
             return Refusal(str(exc))
-        prefix = self._open.enter_context(_bytecode_prefix(self.launch, self.place, scratch))
+        prefix = self._open.enter_context(
+            _bytecode_prefix(self.launch, self.place, scratch, self.invocation.witness)
+        )
         env = {**self.invocation.env, "PYTHONPYCACHEPREFIX": str(prefix)}
         self.at_ns, self.started = time.time_ns(), time.monotonic()
         running = start_group(self.invocation.argv, self.cwd, env)
@@ -200,7 +202,7 @@ def start(launch: Launch, place: Place) -> Started | Refusal:
 
 
 def _bytecode_prefix(
-    launch: Launch, place: Place, scratch: Path
+    launch: Launch, place: Place, scratch: Path, witness: WitnessSetup | None
 ) -> contextlib.AbstractContextManager[Path]:
     """Bytecode only from a cache of donegate's (see ``_bytecode``), so that a ``.pyc`` planted
     in a ``__pycache__`` directory is never used."""
@@ -212,9 +214,11 @@ def _bytecode_prefix(
     # against their sources before each run as the libraries' are (the agent can write either):
     # rewriting a 50-test module's assertions costs pytest some 20 ms at every run.
     fleeting = [scratch, *map(Path, place.pythonpath)]
+    # The witness is the same at every run, under a new name: its compile is kept as "witness".
+    ours = {} if witness is None else {witness.plugin_dir / f"{witness.module}.py": "witness"}
     if place.run_dir != place.base_dir:
         fleeting += [place.base_dir, place.run_dir]
-    return _bytecode.run_prefix(place.bytecode, key, scratch / "pycache", fleeting)
+    return _bytecode.run_prefix(place.bytecode, key, scratch / "pycache", fleeting, ours)
 
 
 def protected_write(launch: Launch, place: Place) -> Refusal | None:
