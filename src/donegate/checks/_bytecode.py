@@ -46,7 +46,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from stat import S_ISREG
 from types import CodeType
@@ -174,16 +174,9 @@ class _Prefix:
             return  # the run compiles it, as without a store
 
     def _learn_ours(self, rel: str, kind: str) -> None:
-        source = _source(rel)
-        read = _read(source)
-        if read is None:
-            return
-        data, _ = read
-        digest = _hashes.new("sha256", data).hexdigest()
         compiled_as = rel.rpartition("/")[2].partition(".")[2]  # cpython-311[-pytest-9.2.0].pyc
-        entry = self.root / "entries" / _OURS / f"{kind}.{compiled_as}-{digest}"
-        if not entry.exists():
-            _store(entry, data, source, f"{kind}.{compiled_as}")
+        name = f"{kind}.{compiled_as}"
+        _kept(_source(rel), lambda digest: self.root / "entries" / _OURS / f"{name}-{digest}", name)
 
     def _manifest(self) -> Path:
         return self.root / "prefixes" / f"{self.key}.list"
@@ -197,15 +190,10 @@ class _Prefix:
         return "".join(lines)
 
     def _learn(self, rel: str) -> None:
-        source = _source(rel)
-        read = _read(source)
-        if read is None:
+        kept = _kept(_source(rel), lambda digest: self.root / "entries" / f"{rel}-{digest}", rel)
+        if kept is None:
             return
-        data, stat = read
-        digest = _hashes.new("sha256", data).hexdigest()
-        entry = self.root / "entries" / f"{rel}-{digest}"
-        if not entry.exists() and not _store(entry, data, source, rel):
-            return
+        digest, stat, entry = kept
         target = self.path / rel
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -255,6 +243,20 @@ def run_prefix(
             # without a store: compiling all a run imported takes about as long as the run did.
             budget = max(MIN_LEARN_S, LEARN_SHARE * (time.monotonic() - started))
             prefix.settle(skip, budget, ours)
+
+
+def _kept(source: str, entry_for: Callable[[str], Path], name: str) -> tuple[str, str, Path] | None:
+    """The digest and stat of ``source`` and the entry (``entry_for`` its digest) holding
+    donegate's compile of it, stored now unless it was already; None when it cannot be."""
+    read = _read(source)
+    if read is None:
+        return None
+    data, stat = read
+    digest = _hashes.new("sha256", data).hexdigest()
+    entry = entry_for(digest)
+    if not entry.exists() and not _store(entry, data, source, name):
+        return None
+    return digest, stat, entry
 
 
 def _store(entry: Path, data: bytes, source: str, rel: str) -> bool:
