@@ -106,35 +106,48 @@ class WorkerFailed(RuntimeError):
     """A process answering part of a batch ended without answering all of it."""
 
 
-class _Child:
-    """A forked process answering one range into ``part``; it reports its count of invalid
-    lines on a pipe, and its exit status says whether it finished."""
+class Forked:
+    """A forked worker process: reaped once (its exit code kept), stopped at once when the batch
+    it answers for has failed."""
 
-    def __init__(self, pid: int, report: int, part: Path) -> None:
-        self.pid, self.report, self.part = pid, report, part
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
         self.status: int | None = None
 
-    def result(self) -> int:
-        said = b""
-        while chunk := os.read(self.report, 64):  # until the child ends, one way or another
-            said += chunk
-        self.reap()
-        if self.status != 0 or not said.isdigit():
-            raise WorkerFailed(f"a batch worker ended with status {self.status}: lines unanswered")
-        return int(said)
-
-    def reap(self) -> None:
+    def reap(self) -> int:
         if self.status is None:
             _, status = os.waitpid(self.pid, 0)
             self.status = os.waitstatus_to_exitcode(status)
-            with contextlib.suppress(OSError):
-                os.close(self.report)
+        return self.status
 
     def stop(self) -> None:
         if self.status is None:
             with contextlib.suppress(OSError):
                 os.kill(self.pid, signal.SIGTERM)
             self.reap()
+
+
+class _Child(Forked):
+    """A forked process answering one range into ``part``; it reports its count of invalid
+    lines on a pipe, and its exit status says whether it finished."""
+
+    def __init__(self, pid: int, report: int, part: Path) -> None:
+        super().__init__(pid)
+        self.report, self.part = report, part
+
+    def result(self) -> int:
+        said = b""
+        while chunk := os.read(self.report, 64):  # until the child ends, one way or another
+            said += chunk
+        if self.reap() != 0 or not said.isdigit():
+            raise WorkerFailed(f"a batch worker ended with status {self.status}: lines unanswered")
+        return int(said)
+
+    def reap(self) -> int:
+        if self.status is None:  # closed once: the number may be another file's after
+            with contextlib.suppress(OSError):
+                os.close(self.report)
+        return super().reap()
 
 
 def _fork(path: Path, where: _Range, part: Path, options: VerifyOptions) -> _Child:

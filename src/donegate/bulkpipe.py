@@ -17,14 +17,14 @@ from __future__ import annotations
 import io
 import os
 import select
-import signal
+import shutil
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, NoReturn
 
 from donegate.bulk import verify_lines
-from donegate.bulkjobs import PARALLEL_FROM_BYTES, WorkerFailed, child_life, numbered
+from donegate.bulkjobs import PARALLEL_FROM_BYTES, Forked, WorkerFailed, child_life, numbered
 from donegate.record import Record
 from donegate.rules import VerifyOptions
 
@@ -105,20 +105,21 @@ def _answer(block: Block, out: IO[bytes], options: VerifyOptions) -> int:
     return verify_lines(numbered(io.BytesIO(block.data), block.first_line), out, options)
 
 
-class _Worker:
+class _Worker(Forked):
     """A forked process answering the blocks it is sent: ``<id> <first line>`` on its task pipe
     names the block's file, ``<id> <invalid lines>`` on its result pipe says it is answered."""
 
     def __init__(self, scratch: Path, options: VerifyOptions, others: list[_Worker]) -> None:
         task_read, self.tasks = os.pipe()
         self.results, result_write = os.pipe()
-        self.pid = os.fork()
-        if not self.pid:
+        pid = os.fork()
+        if not pid:
             # Only the parent may hold a worker's pipes: one held here too would keep that
             # worker from ever reading the end of its tasks.
             for fd in (self.tasks, self.results, *(f for w in others for f in w.fds())):
                 os.close(fd)
             _serve(task_read, result_write, scratch, options)  # never returns
+        super().__init__(pid)
         os.close(task_read)
         os.close(result_write)
         self.holding: deque[int] = deque()
@@ -145,14 +146,11 @@ class _Worker:
             answered.append((block_id, invalid))
         return answered
 
-    def close(self, *, kill: bool) -> None:
-        if kill:
-            os.kill(self.pid, signal.SIGTERM)
-        for fd in (self.tasks, self.results):
-            os.close(fd)
-        _, status = os.waitpid(self.pid, 0)
-        if not kill and os.waitstatus_to_exitcode(status) != 0:
-            raise WorkerFailed(f"a batch worker ended with status {status}")
+    def reap(self) -> int:
+        if self.status is None:  # closed once: the numbers may be other files' after
+            for fd in self.fds():
+                os.close(fd)  # the end of its tasks: it stops once it has answered them
+        return super().reap()
 
 
 class _Workers:
@@ -184,10 +182,11 @@ class _Workers:
                 self._drain(workers)
             except BaseException:
                 for worker in workers:
-                    worker.close(kill=True)
+                    worker.stop()  # the batch has failed: what they answer would go nowhere
                 raise
-            for worker in workers:
-                worker.close(kill=False)
+            failed = [w.status for w in workers if w.reap() != 0]  # every one reaped
+            if failed:
+                raise WorkerFailed(f"a batch worker ended with status {failed[0]}")
         return self.invalid
 
     def _send(self, block: Block, workers: list[_Worker]) -> None:
@@ -211,8 +210,7 @@ class _Workers:
             self.invalid += self.answered.pop(self.next_out)
             answers = self.scratch / f"{self.next_out}.out"
             with answers.open("rb") as written:
-                while chunk := written.read(_READ):
-                    self.out.write(chunk)
+                shutil.copyfileobj(written, self.out, _READ)
             answers.unlink()
             self.next_out += 1
 
