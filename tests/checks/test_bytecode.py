@@ -356,7 +356,7 @@ def written_for_a_run(tmp_path: Path, run: str, source: str) -> tuple[Path, Path
 
 
 def test_a_module_written_anew_for_each_run_is_compiled_once_and_linked_after(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     state, fresh = tmp_path / "state", tmp_path / "fresh"
     scratch, module = written_for_a_run(tmp_path, "one", BROKEN)
@@ -369,11 +369,13 @@ def test_a_module_written_anew_for_each_run_is_compiled_once_and_linked_after(
     assert [p.name.rpartition("-")[0] for p in kept] == [f"witness.{TAG}.pyc"]
     # The next run writes the same bytes under another name: donegate's compile is linked.
     scratch, module = written_for_a_run(tmp_path, "two", BROKEN)
+    read = sources_read(monkeypatch)
     with run_prefix(state, KEY, fresh, [scratch], {module: "witness"}) as again:
         second = import_module(scratch, module.stem, again)
     assert second.stdout == "x\n"
     assert from_prefix_of(second, again, module.stem)
     assert not list(again.rglob("witness_two*")), "the link goes with the run"
+    assert read == [], "what the run loaded from donegate's link is not compiled again"
 
 
 def test_a_module_with_other_bytes_is_never_served_the_kept_compile(tmp_path: Path) -> None:

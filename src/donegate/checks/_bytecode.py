@@ -88,7 +88,7 @@ class _Link(Record):
 class _Prefix:
     """A store's prefix for one key, held (locked) by this run."""
 
-    __slots__ = ("began_ns", "key", "links", "listed", "renew", "root")
+    __slots__ = ("began_ns", "key", "linked", "links", "listed", "renew", "root")
 
     def __init__(self, root: Path, key: str) -> None:
         self.root = root
@@ -97,6 +97,7 @@ class _Prefix:
         self.listed: dict[str, _Link] = {}
         self.began_ns = 0
         self.renew = False  # whether a link kept was hashed again: the manifest's horizon moves
+        self.linked: set[str] = set()  # links to donegate's compiles of what it wrote for the run
 
     @property
     def path(self) -> Path:
@@ -142,7 +143,8 @@ class _Prefix:
                 continue
             kind = kinds.get(_source(rel).lstrip(os.sep))
             if kind is not None:
-                written.append((rel, kind))
+                if rel not in self.linked:  # the run compiled it: donegate's is kept for the next
+                    written.append((rel, kind))
             elif not rel.startswith(roots):
                 wanted.append(rel)
         for rel, kind in written:  # one module, compiled once per version of it and of pytest
@@ -161,15 +163,15 @@ class _Prefix:
         a version) where the run looks for ``source``'s; the link goes with the run's prefix."""
         try:
             digest = _hashes.new("sha256", source.read_bytes()).hexdigest()
-            kept = self.root / "entries" / _OURS
-            found = [p for p in kept.iterdir() if p.name.startswith(f"{kind}.")]
-            for entry in found:
-                _, _, tail = entry.name.partition(".")
-                compiled_as, _, entry_digest = tail.rpartition("-")
-                if entry_digest == digest:  # as importlib's cache_from_source, under a prefix
-                    target = self.path.joinpath(*source.parent.parts[1:])
-                    target.mkdir(parents=True, exist_ok=True)
-                    os.link(entry, target / f"{source.stem}.{compiled_as}")
+            # Where importlib's cache_from_source puts the bytecode of source, under a prefix.
+            folder = self.path.joinpath(*source.parent.parts[1:])
+            for entry in (self.root / "entries" / _OURS).iterdir():
+                name, _, entry_digest = entry.name.rpartition("-")
+                entry_kind, _, compiled_as = name.partition(".")
+                if entry_kind == kind and entry_digest == digest:
+                    folder.mkdir(parents=True, exist_ok=True)
+                    os.link(entry, folder / f"{source.stem}.{compiled_as}")
+                    self.linked.add(f"{folder.relative_to(self.path)}/{source.stem}.{compiled_as}")
         except OSError:
             return  # the run compiles it, as without a store
 
