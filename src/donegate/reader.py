@@ -5,9 +5,9 @@ a claim the loader (:func:`donegate.claim.parse_claim`, pydantic) takes exactly 
 the format does not name (the loader keeps it), a dangling reference, a bad instant, a value
 nested more than :data:`VALUE_DEPTH` deep on a line with :data:`MOST_BRACKETS` brackets or more
 (it may nest deeper than the loader's parser goes), an integer longer than Python converts,
-anything unexpected. The caller then asks the loader, which
-decides and names the path of what is wrong.
-So the reader never accepts what the loader refuses, and never has error messages of its own.
+anything unexpected. The caller then asks the loader, which decides and names the path of what is
+wrong. So the reader never accepts what the loader refuses, and never has error messages of its
+own.
 
 The structs remember which optional fields were given (an unset one is ``UNSET``, an absent list
 an :class:`Absent` one), so :func:`as_model` can make the loader's models of them, fields set and

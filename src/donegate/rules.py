@@ -202,10 +202,9 @@ class _Window:
     keys: ``now - at > max_age`` exactly when ``at`` orders before ``now - max_age``.
     """
 
-    __slots__ = ("max_age", "max_age_text", "newest", "oldest", "skew_text")
+    __slots__ = ("max_age_text", "newest", "oldest", "skew_text")
 
     def __init__(self, now: Instant, max_age: Seconds | None, skew: Seconds) -> None:
-        self.max_age = max_age
         # As messages print them, written once: a stale batch would write them for every item.
         self.max_age_text = None if max_age is None else _g(max_age)
         self.skew_text = _g(skew)

@@ -214,10 +214,10 @@ def _bytecode_prefix(
     # against their sources before each run as the libraries' are (the agent can write either):
     # rewriting a 50-test module's assertions costs pytest some 20 ms at every run.
     fleeting = [scratch, *map(Path, place.pythonpath)]
-    # The witness is the same at every run, under a new name: its compile is kept as "witness".
-    ours = {} if witness is None else {witness.plugin_dir / f"{witness.module}.py": "witness"}
     if place.run_dir != place.base_dir:
         fleeting += [place.base_dir, place.run_dir]
+    # The witness is the same at every run, under a new name: its compile is kept as "witness".
+    ours = {} if witness is None else {witness.plugin_dir / f"{witness.module}.py": "witness"}
     return _bytecode.run_prefix(place.bytecode, key, scratch / "pycache", fleeting, ours)
 
 
