@@ -18,6 +18,7 @@ import pytest
 
 from donegate.checks import _bytecode
 from donegate.checks._bytecode import run_prefix
+from tests.spying import names_read
 
 FIXED = "def zip_code(text):\n    return '94107'\n"
 BROKEN = "def zip_code(text):\n    return text[:]\n"
@@ -70,15 +71,7 @@ def recorded_later(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def sources_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the sources the store reads (to hash or compile them) from now on."""
-    read: list[str] = []
-    original = _bytecode._read
-
-    def spy(path: str) -> object:
-        read.append(Path(path).name)
-        return original(path)
-
-    monkeypatch.setattr(_bytecode, "_read", spy)
-    return read
+    return names_read(monkeypatch, _bytecode)
 
 
 def manifest(prefix: Path) -> Path:

@@ -10,6 +10,7 @@ import pytest
 from donegate.workspace import Snapshot, diff
 from donegate.workspace import snapshot as snapshot_module
 from donegate.workspace.snapshot import blob_id
+from tests.spying import names_read
 from tests.workspace.conftest import compiled, git, write
 
 
@@ -68,14 +69,7 @@ def test_warm_snapshot_reuses_unchanged_digests(
     cold = Snapshot.take(repo)
     # Pretend the cold snapshot began long after the files were written (not racily clean).
     cold = Snapshot(cold.root, cold.taken_at, cold.origin, cold.algorithm, cold.entries, 2**62)
-    read: list[str] = []
-    original = snapshot_module._read
-
-    def spy(path: str) -> bytes:
-        read.append(Path(path).name)
-        return original(path)
-
-    monkeypatch.setattr(snapshot_module, "_read", spy)
+    read = names_read(monkeypatch, snapshot_module)
     write(repo, "src/app.py", "changed = True\n")
     warm = Snapshot.take(repo, previous=cold)
     assert read == ["app.py"]
