@@ -179,7 +179,7 @@ def whole_processes(path: Path, runs: int) -> dict[str, float]:
         "orjson.loads loop": [sys.executable, "-c", LOOP.format(module="orjson"), str(path)],
         "donegate verify --jsonl": verify_argv(path),
         "verify --jsonl --jobs 1": [*verify_argv(path), "--jobs", "1"],
-        PIPED: [*verify_argv(Path("-"))],
+        PIPED: verify_argv(Path("-")),
     }
     best = dict.fromkeys(commands, float("inf"))
     for _ in range(runs):
