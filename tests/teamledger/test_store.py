@@ -1,16 +1,11 @@
-"""The team ledger against the real PostgreSQL on 127.0.0.1:5432 (db ``test``).
-
-Each test gets its own schema (``report_<random>``), dropped afterwards.
-"""
+"""The team ledger against the real PostgreSQL: shipping, querying, migrating, settings."""
 
 from __future__ import annotations
 
 import os
-import secrets
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -25,26 +20,7 @@ from donegate.teamledger.settings import team_settings
 from donegate.teamledger.ship import sync
 from donegate.teamledger.store import TeamLedger, TeamLedgerUnreachable
 from tests.report import week
-
-URL = "postgresql://postgres@127.0.0.1:5432/test"
-
-
-def _pg_url() -> str:
-    for url in (URL, "postgresql://127.0.0.1:5432/test"):
-        try:
-            psycopg.connect(url, connect_timeout=3).close()
-            return url
-        except psycopg.OperationalError:
-            continue
-    pytest.fail("PostgreSQL at 127.0.0.1:5432 (db test) does not answer")
-
-
-@pytest.fixture
-def pg() -> Iterator[tuple[str, str]]:
-    url, name = _pg_url(), f"report_{secrets.token_hex(5)}"
-    yield url, name
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+from tests.teamledger.conftest import uuids
 
 
 def _closed_port() -> str:
@@ -52,11 +28,6 @@ def _closed_port() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"postgresql://postgres@127.0.0.1:{port}/test"
-
-
-def _uuids(url: str, schema: str) -> list[str]:
-    with psycopg.connect(url) as conn:
-        return [r[0] for r in conn.execute(f"SELECT uuid FROM {schema}.receipts ORDER BY uuid")]
 
 
 def test_a_week_ships_once_and_reports_the_same(pg: tuple[str, str], tmp_path: Path) -> None:
@@ -70,7 +41,7 @@ def test_a_week_ships_once_and_reports_the_same(pg: tuple[str, str], tmp_path: P
         assert sync(local, team).shipped == 0  # nothing twice
         team_report = as_json(render(team.query(), None, "team")[1])
         assert team_report == local_report
-        assert sorted(r.uuid or "" for r in local.query()) == _uuids(url, schema)
+        assert sorted(r.uuid or "" for r in local.query()) == uuids(url, schema)
         machines = {r.machine for r in team.query(verdict="refuted")}
         assert machines == {"dev-alice"}
 
@@ -119,8 +90,8 @@ def test_server_unreachable_midway_keeps_and_ships_later(
             team.ship(local.outbox(3))
             assert sync(local, team).shipped == 7
             assert local.outbox_size() == 0
-        uuids = _uuids(url, schema)
-        assert len(uuids) == len(set(uuids)) == 26  # every receipt, none twice
+        found = uuids(url, schema)
+        assert len(found) == len(set(found)) == 26  # every receipt, none twice
 
 
 def test_the_cli_says_unreachable_and_keeps(pg: tuple[str, str], tmp_path: Path) -> None:
@@ -133,7 +104,7 @@ def test_the_cli_says_unreachable_and_keeps(pg: tuple[str, str], tmp_path: Path)
         assert local.outbox_size() == 19
     assert run(["ledger", "sync", "--ledger", url, *state]) == 0
     assert run(["ledger", "status", "--ledger", url, *state]) == 0
-    assert len(_uuids(url, schema)) == 19
+    assert len(uuids(url, schema)) == 19
     out = tmp_path / "team.html"
     assert run(["report", "--ledger", url, "--schema", schema, "-o", str(out)]) == 0
     assert "team ledger postgresql://127.0.0.1:5432/test" in out.read_text()
@@ -166,8 +137,8 @@ def test_concurrent_stops_from_several_processes(pg: tuple[str, str], tmp_path: 
         sync(local, team)
         assert local.outbox_size() == 0
         assert team.count() == 60
-    uuids = _uuids(url, schema)
-    assert len(uuids) == len(set(uuids)) == 60
+    found = uuids(url, schema)
+    assert len(found) == len(set(found)) == 60
 
 
 def test_schema_migration_from_version_1(pg: tuple[str, str], tmp_path: Path) -> None:
@@ -279,7 +250,7 @@ def test_a_stop_ships_in_the_background(
     child = ship_in_background(tmp_path)
     assert child is not None
     assert child.wait() == 0
-    assert len(_uuids(url, schema)) == 19
+    assert len(uuids(url, schema)) == 19
     with Ledger(tmp_path) as local:
         assert local.outbox_size() == 0
 
@@ -306,4 +277,4 @@ def test_the_background_sync_never_imports_from_the_agents_tree(
     assert child is not None
     assert child.wait() == 0
     assert not marker.exists()
-    assert len(_uuids(url, schema)) == 19  # and the sync itself did its work
+    assert len(uuids(url, schema)) == 19  # and the sync itself did its work
