@@ -56,7 +56,13 @@ def sign(payload: bytes, payload_type: str, signer: Signer) -> dict[str, Any]:
 def open_envelope(
     envelope: object, payload_type: str, trusted: Mapping[str, Verifier]
 ) -> tuple[bytes, str]:
-    """The payload and the key id that signed it; ``SignatureInvalid`` saying why not."""
+    """The payload and the id of the trusted key that signed it; ``SignatureInvalid`` saying why
+    not.
+
+    A signature's ``keyid`` is an unauthenticated hint (DSSE): one naming a trusted key is checked
+    against that key alone, one naming any other key is not trusted, and a signature without one
+    (absent, null or empty, which DSSE reads alike) is tried against every trusted key.
+    """
     if not isinstance(envelope, dict):
         raise SignatureInvalid("the signature is not a DSSE envelope (not a JSON object)")
     if envelope.get("payloadType") != payload_type:
@@ -67,20 +73,38 @@ def open_envelope(
     signatures = envelope.get("signatures")
     if not isinstance(signatures, list) or not signatures:
         raise SignatureInvalid("the envelope has no signatures")
+    signed = pae(payload_type, payload)
     why = "no signature by a trusted key"
     for entry in signatures:
-        keyid = entry.get("keyid") if isinstance(entry, dict) else None
-        key = trusted.get(keyid) if isinstance(keyid, str) else None
-        if key is None or not isinstance(keyid, str):
-            why = f"signed by key id {keyid!r}, which is not a trusted key"
-            continue
         try:
-            key.verify(_b64("sig", entry.get("sig")), pae(payload_type, payload))
-        except Exception:  # cryptography's InvalidSignature, or a malformed signature
-            why = f"the signature by key id {keyid!r} does not verify"
-            continue
-        return payload, keyid
+            return payload, _signer(entry, signed, trusted)
+        except SignatureInvalid as exc:
+            why = str(exc)
     raise SignatureInvalid(why)
+
+
+def _signer(entry: object, signed: bytes, trusted: Mapping[str, Verifier]) -> str:
+    """The id of the trusted key whose signature ``entry`` is over ``signed``."""
+    if not isinstance(entry, dict):
+        raise SignatureInvalid("a signature is not a JSON object")
+    keyid = entry.get("keyid")
+    if keyid is None:  # unset: protobuf's JSON mapping reads null as unset too
+        keyid = ""
+    if not isinstance(keyid, str):
+        raise SignatureInvalid(f"a signature's key id is not text: {keyid!r}")
+    if keyid and keyid not in trusted:
+        raise SignatureInvalid(f"signed by key id {keyid!r}, which is not a trusted key")
+    signature = _b64("sig", entry.get("sig"))
+    candidates = [(keyid, trusted[keyid])] if keyid else list(trusted.items())
+    for candidate_id, key in candidates:
+        try:
+            key.verify(signature, signed)
+        except Exception:  # cryptography's InvalidSignature, or a signature of the wrong size
+            continue
+        return candidate_id
+    if keyid:
+        raise SignatureInvalid(f"the signature by key id {keyid!r} does not verify")
+    raise SignatureInvalid("the signature without a key id verifies against no trusted key")
 
 
 def _b64(name: str, value: object) -> bytes:
