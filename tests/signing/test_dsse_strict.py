@@ -1,13 +1,17 @@
-"""DSSE envelopes read as the spec writes them: the keyid a hint.
+"""DSSE envelopes read as the spec writes them: the keyid a hint, the base64 canonical.
 
 DSSE (envelope.md, protocol.md) makes ``keyid`` an optional, unauthenticated hint: a signature
 without one is tried against every trusted key, while one naming a key nobody trusts is not
-trusted.
+trusted. Base64 is RFC 4648, the standard or the URL-safe alphabet, padded: any other text that
+decodes to the same bytes (bits set past the last byte, padding missing or doubled, whitespace, the
+two alphabets mixed) is refused, so an envelope has one spelling.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +24,9 @@ from donegate.signing.keys import SigningKey, TrustedKey
 from donegate.signing.statement import PAYLOAD_TYPE
 from tests.claims import NOW, claim_doc
 
-PAYLOAD = b'{"_type":"statement","k":1}'
+# 31 bytes (31 % 3 == 1): its base64 ends in "==", with four unused bits before the padding;
+# "+/" and "-_" both occur in it, so each alphabet has its own spelling.
+PAYLOAD = b"\xfb\xff\xbf" + b'{"_type":"statement","k":1}' + b"\x3e"
 VERIFIED, UNVERIFIED = 0, 3
 
 
@@ -94,6 +100,82 @@ def test_evidence_signed_without_a_keyid_counts_end_to_end(tmp_path: Path, key: 
     other.write_text(SigningKey.generate().public_pem())
     assert run(["verify", str(claim), "--now", NOW, "--trust-key", str(pub)]) == VERIFIED
     assert run(["verify", str(claim), "--now", NOW, "--trust-key", str(other)]) == UNVERIFIED
+
+
+def _urlsafe(text: str) -> str:
+    return text.replace("+", "-").replace("/", "_")
+
+
+def _spare_bits(text: str) -> str:
+    """The same bytes, with a bit set in the unused tail of the last full character."""
+    stripped = text.rstrip("=")
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    last = alphabet.index(stripped[-1])
+    assert last & 1 == 0  # a padded "==" tail leaves four bits unused, a "=" tail two
+    return stripped[:-1] + alphabet[last | 1] + "=" * (len(text) - len(stripped))
+
+
+def _mixed(text: str) -> str:
+    """One character in the URL-safe alphabet, the rest standard."""
+    for standard, urlsafe in (("+", "-"), ("/", "_")):
+        if standard in text:
+            return text.replace(standard, urlsafe, 1)
+    raise AssertionError("no character differs between the alphabets")
+
+
+NON_CANONICAL: dict[str, Callable[[str], str]] = {
+    "spare bits set": _spare_bits,
+    "padding missing": lambda t: t.rstrip("="),
+    "padding short": lambda t: t[:-1] if t.endswith("==") else t + "A",
+    "padding doubled": lambda t: t + "=",
+    "padding then more": lambda t: t + t,
+    "a newline at the end": lambda t: t + "\n",
+    "a newline inside": lambda t: t[:8] + "\n" + t[8:],
+    "a space inside": lambda t: t[:4] + " " + t[4:],
+    "alphabets mixed": _mixed,
+    "a character of neither": lambda t: t[:4] + "!" + t[4:],
+    "non-ASCII text": lambda t: t[:4] + "é" + t[4:],
+}
+
+
+def _spelled_payload(envelope: dict[str, Any], spell: Any) -> None:
+    envelope["payload"] = spell(envelope["payload"])
+
+
+def _spelled_sig(envelope: dict[str, Any], spell: Any) -> None:
+    signature = envelope["signatures"][0]
+    signature["sig"] = spell(signature["sig"])
+
+
+@pytest.mark.parametrize("where", [_spelled_payload, _spelled_sig], ids=["payload", "sig"])
+@pytest.mark.parametrize("spell", NON_CANONICAL.values(), ids=NON_CANONICAL.keys())
+def test_non_canonical_base64_is_refused(key: SigningKey, where: Any, spell: Any) -> None:
+    envelope = _signed(key)
+    where(envelope, spell)
+    with pytest.raises(dsse.SignatureInvalid):
+        dsse.open_envelope(envelope, PAYLOAD_TYPE, _trusted(key))
+
+
+@pytest.mark.parametrize("where", [_spelled_payload, _spelled_sig], ids=["payload", "sig"])
+def test_the_url_safe_alphabet_padded_is_accepted(key: SigningKey, where: Any) -> None:
+    # DSSE allows either alphabet; each is canonical in its own spelling.
+    envelope = _signed(key)
+    where(envelope, _urlsafe)
+    assert dsse.open_envelope(envelope, PAYLOAD_TYPE, _trusted(key)) == (PAYLOAD, key.keyid)
+
+
+def test_the_spellings_refused_decode_to_the_signed_bytes_leniently(key: SigningKey) -> None:
+    """The control: a lenient decoder reads most of them as the very bytes that were signed, so
+    only the re-encoding tells them apart."""
+    text = base64.b64encode(PAYLOAD).decode()
+    assert text.endswith("==")  # four spare bits
+    assert _mixed(text) != _urlsafe(text)
+    lenient = [
+        base64.urlsafe_b64decode(spell(text))
+        for name, spell in NON_CANONICAL.items()
+        if name in ("spare bits set", "a newline inside", "a space inside", "alphabets mixed")
+    ]
+    assert lenient == [PAYLOAD] * 4
 
 
 def test_an_empty_payload_is_canonical(key: SigningKey) -> None:

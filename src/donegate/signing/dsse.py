@@ -108,12 +108,35 @@ def _signer(entry: object, signed: bytes, trusted: Mapping[str, Verifier]) -> st
 
 
 def _b64(name: str, value: object) -> bytes:
-    if not isinstance(value, str):
-        raise SignatureInvalid(f"envelope {name} is not base64 text")
-    try:
-        return base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        try:  # DSSE allows URL-safe base64 too
-            return base64.urlsafe_b64decode(value)
-        except (binascii.Error, ValueError):
-            raise SignatureInvalid(f"envelope {name} is not base64") from None
+    """``value`` decoded, if it is the one spelling of its bytes in either alphabet DSSE allows.
+
+    Decoders pass over bits past the last byte, runs of padding and (leniently) any character
+    outside the alphabet, so many texts read as the same bytes: re-encoding and comparing keeps
+    one, padded as RFC 4648 writes it.
+    """
+    if isinstance(value, str) and value.isascii():
+        for decode, encode in _ALPHABETS:
+            try:
+                raw = decode(value)
+            except (binascii.Error, ValueError):
+                continue
+            if encode(raw) == value.encode("ascii"):
+                return raw
+    raise SignatureInvalid(f"envelope {name} is not canonical base64 (RFC 4648, padded)")
+
+
+def _urlsafe_decode(text: str) -> bytes:
+    # urlsafe_b64decode has no validate flag; its alphabet mapped onto the standard one is checked
+    # by b64decode, and the re-encoding refuses a text that mixed the two.
+    return base64.b64decode(text.translate(_URLSAFE_TO_STANDARD), validate=True)
+
+
+def _standard_decode(text: str) -> bytes:
+    return base64.b64decode(text, validate=True)
+
+
+_URLSAFE_TO_STANDARD = str.maketrans("-_", "+/")
+_ALPHABETS = (
+    (_standard_decode, base64.b64encode),
+    (_urlsafe_decode, base64.urlsafe_b64encode),
+)
