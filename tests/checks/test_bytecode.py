@@ -391,3 +391,54 @@ def from_prefix_of(done: subprocess.CompletedProcess[str], prefix: Path, name: s
 
 
 TAG = sys.implementation.cache_tag
+
+
+def modules(tmp_path: Path, count: int) -> tuple[Path, str]:
+    """A library of ``count`` modules, and code that imports them all."""
+    lib = library(tmp_path, FIXED)
+    names = [f"m{i:02d}" for i in range(count)]
+    for name in names:
+        (lib / f"{name}.py").write_text(f"NAME = {name!r}\n")
+    return lib, "; ".join(f"import {name}" for name in names)
+
+
+def learned(prefix: Path) -> list[str]:
+    return sorted(p.name.partition(".")[0] for p in prefix.rglob("m*.pyc") if p.stat().st_nlink > 1)
+
+
+def run_importing(lib: Path, prefix: Path, code: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env |= {"PYTHONPYCACHEPREFIX": str(prefix), "PYTHONPATH": str(lib)}
+    subprocess.run([sys.executable, "-S", "-c", code], env=env, check=True)
+
+
+def test_a_loaded_machine_learns_what_a_quiet_one_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a loaded machine the clock runs while this process waits for a core: the budget is
+    spent in CPU time, so the run's modules are all learned, as on a quiet machine (the clock's
+    budget ran out a few modules in, and a fresh machine's test found ``json`` missing)."""
+    lib, code = modules(tmp_path, 12)
+    ticks = iter(range(0, 10**6, 5))  # five seconds of clock pass between two looks at it
+    loaded = type("LoadedClock", (), {"monotonic": staticmethod(lambda: float(next(ticks)))})
+    monkeypatch.setattr(_bytecode, "time", loaded)
+    with run_prefix(tmp_path / "state", KEY, tmp_path / "fresh", []) as prefix:
+        run_importing(lib, prefix, code)
+    assert learned(prefix) == [f"m{i:02d}" for i in range(12)]
+
+
+def test_a_short_budget_learns_the_same_modules_on_every_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of budget part way, the modules learned are the first by path, not the first the
+    filesystem happens to list (its order differs from one machine to the next)."""
+    lib, code = modules(tmp_path, 12)
+    with run_prefix(tmp_path / "state", KEY, tmp_path / "fresh", []) as prefix:
+        run_importing(lib, prefix, "pass")  # the interpreter's own start-up modules, learned
+    spent = iter(range(10**6))  # a second of CPU per look: two looks fit a budget of 2.5 s
+    monkeypatch.setattr(_bytecode, "_cpu", lambda: float(next(spent)))
+    monkeypatch.setattr(_bytecode, "MIN_LEARN_S", 2.5)
+    monkeypatch.setattr(_bytecode, "LEARN_SHARE", 0.0)
+    with run_prefix(tmp_path / "state", KEY, tmp_path / "fresh", []) as prefix:
+        run_importing(lib, prefix, code)
+    assert learned(prefix) == ["m00", "m01"]

@@ -72,6 +72,7 @@ MIN_LEARN_S = 0.2
 
 
 _now = time.time_ns  # the clock of the racy horizon (a seam for the tests)
+_cpu = time.process_time  # the clock of the learning budget (a seam for the tests)
 _OURS = "written-by-donegate"  # entries of the modules donegate writes for a run
 
 
@@ -128,7 +129,7 @@ class _Prefix:
         self, skip: Iterable[Path], budget_s: float, ours: Mapping[Path, str] | None = None
     ) -> None:
         """Remove what the run wrote; compile and link donegate's own for what lies outside
-        ``skip``, for about ``budget_s`` seconds (later runs compile the rest), and for the
+        ``skip``, for about ``budget_s`` seconds of CPU (later runs compile the rest), and for the
         modules of ``ours`` the run compiled, keep donegate's compile under what they are."""
         roots = tuple(str(p).lstrip(os.sep) + os.sep for p in skip)
         kinds = {str(source).lstrip(os.sep): kind for source, kind in (ours or {}).items()}
@@ -149,10 +150,14 @@ class _Prefix:
                 wanted.append(rel)
         for rel, kind in written:  # one module, compiled once per version of it and of pytest
             self._learn_ours(rel, kind)
-        deadline = time.monotonic() + budget_s
+        # The budget is this process's CPU time, not the clock's: on a loaded machine the clock
+        # ran out a few modules in, so which modules were learned hung on the load and on the
+        # order the filesystem lists them in (another machine, another order).
+        deadline = _cpu() + budget_s
         # Python's own bytecode first: pytest's rewritten modules cost an import of pytest.
-        for rel in sorted(wanted, key=lambda rel: "-pytest-" in rel):
-            if time.monotonic() >= deadline:
+        # Then by path, so that two machines learn the same modules in the same budget.
+        for rel in sorted(wanted, key=lambda rel: ("-pytest-" in rel, rel)):
+            if _cpu() >= deadline:
                 break
             self._learn(rel)
         if self.renew or self.links != self.listed:
@@ -243,6 +248,7 @@ def run_prefix(
         finally:
             # A first run (or a new machine in CI, every run) must not cost much more than a run
             # without a store: compiling all a run imported takes about as long as the run did.
+            # The run's share is of its wall time, spent in CPU time (see settle).
             budget = max(MIN_LEARN_S, LEARN_SHARE * (time.monotonic() - started))
             prefix.settle(skip, budget, ours)
 
