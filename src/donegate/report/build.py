@@ -7,6 +7,7 @@ from datetime import datetime
 
 from donegate.ledger import Receipt
 from donegate.report import page
+from donegate.report.markup import Markup
 from donegate.report.source import ReceiptSource
 from donegate.report.summary import VERDICTS, Summary, summarise
 
@@ -23,7 +24,7 @@ def render(receipts: Sequence[Receipt], since: datetime | None, name: str) -> tu
     return page.render(summary, draw(summary), since, name), summary
 
 
-def draw(summary: Summary) -> dict[str, str]:
+def draw(summary: Summary) -> dict[str, Markup]:
     """The plots as inline SVG, by name; none for an empty window."""
     if not summary.receipts:
         return {}

@@ -2,6 +2,9 @@
 
 Receipt pages are sections shown one at a time through the URL's fragment (``:target``), so a
 click on a receipt opens its page and the browser's Back returns, with no script at all.
+
+Every piece is :class:`~donegate.report.markup.Markup` made by :func:`~.markup.html`, which
+escapes each value it fills in: a receipt's text cannot become markup, whatever it holds.
 """
 
 from __future__ import annotations
@@ -9,15 +12,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from html import escape
 from typing import Any
 
 from donegate.ledger import Receipt
 from donegate.report.findings import findings
+from donegate.report.markup import Markup, html, join
 from donegate.report.summary import VERDICTS, Group, Summary, mode_of, would_block
 
 MAX_RECEIPT_PAGES = 500
-_CSS = """
+_CSS = Markup("""
 body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#111;background:#fff}
 header,main{max-width:1100px;margin:0 auto;padding:0 1.2em}
 nav a{margin-right:1em}
@@ -34,76 +37,78 @@ figcaption{font-size:.9em;color:#333}
 .receipt{display:none;border-top:3px solid #333}
 .receipt:target{display:block}
 .mark-refuted,.mark-unverified{font-weight:bold}
-"""
+""")
+_NAV = [
+    ("overview", "Overview"),
+    ("per-day", "Per day"),
+    ("would-block", "What block would do"),
+    ("findings", "Findings"),
+    ("groups", "Repositories and agents"),
+    ("checks", "Check time"),
+    ("receipts", "Receipts"),
+]
 
 
-def render(summary: Summary, plots: dict[str, str], since: datetime | None, source: str) -> str:
+def render(
+    summary: Summary, plots: dict[str, Markup], since: datetime | None, source: str
+) -> Markup:
     """The whole page."""
     parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        "<meta name='viewport' content='width=device-width'>",
-        "<title>donegate report</title>",
-        f"<style>{_CSS}</style></head><body>",
+        html("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"),
+        html("<meta name='viewport' content='width=device-width'>"),
+        html("<title>donegate report</title><style>{}</style></head><body>", _CSS),
         _header(summary, since, source),
-        "<main>",
+        html("<main>"),
         _overview(summary),
         _figure("per-day", "Stops per day", plots.get("verdicts"), _per_day_table(summary)),
-        _figure("decisions", "Decisions per day", plots.get("decisions"), ""),
+        _figure("decisions", "Decisions per day", plots.get("decisions"), Markup()),
         _would_block_section(summary),
-        _findings_section(summary, plots.get("findings")),
+        _figure("findings", "Top findings", plots.get("findings"), _findings_table(summary)),
         _groups_section(summary),
         _figure("checks", "Time spent in checks", plots.get("checks"), _checks_table(summary)),
         _receipts_section(summary.receipts),
-        "</main></body></html>",
+        html("</main></body></html>"),
     ]
-    return "\n".join(parts)
+    return join(parts, "\n")
 
 
-def _header(summary: Summary, since: datetime | None, source: str) -> str:
+def _header(summary: Summary, since: datetime | None, source: str) -> Markup:
     start = since.isoformat(timespec="minutes") if since else "the first receipt"
-    links = "".join(
-        f"<a href='#{anchor}'>{name}</a>"
-        for anchor, name in [
-            ("overview", "Overview"),
-            ("per-day", "Per day"),
-            ("would-block", "What block would do"),
-            ("findings", "Findings"),
-            ("groups", "Repositories and agents"),
-            ("checks", "Check time"),
-            ("receipts", "Receipts"),
-        ]
-    )
-    return (
-        f"<header><h1>donegate report</h1><p>Stops from {escape(start)} on, read from "
-        f"{escape(source)}: {len(summary.receipts)} receipts.</p><nav>{links}</nav></header>"
+    links = join(html("<a href='#{}'>{}</a>", anchor, name) for anchor, name in _NAV)
+    return html(
+        "<header><h1>donegate report</h1><p>Stops from {} on, read from {}: {} receipts.</p>"
+        "<nav>{}</nav></header>",
+        start,
+        source,
+        len(summary.receipts),
+        links,
     )
 
 
-def _overview(summary: Summary) -> str:
-    wb = summary.would_block
+def _overview(summary: Summary) -> Markup:
+    not_verified = f"{summary.share_not_verified:.0%}"
+    of = f"of “done” claims not verified ({summary.not_verified} of {summary.claims})"
     tiles = [
         ("stops", len(summary.receipts), "stops recorded"),
         ("claims", summary.claims, "“done” claims (stops with writes to verify)"),
-        (
-            "not-verified",
-            f"{summary.share_not_verified:.0%}",
-            f"of “done” claims not verified ({summary.not_verified} of {summary.claims})",
-        ),
-        ("would-block", wb.stops, "stops block would have sent back"),
+        ("not-verified", not_verified, of),
+        ("would-block", summary.would_block.stops, "stops block would have sent back"),
     ]
-    html = "".join(
-        f"<div class='tile' id='tile-{key}'><b>{escape(str(value))}</b>{escape(text)}</div>"
+    shown = join(
+        html("<div class='tile' id='tile-{}'><b>{}</b>{}</div>", key, value, text)
         for key, value, text in tiles
     )
-    return f"<section id='overview'><h2>Overview</h2><div class='tiles'>{html}</div></section>"
+    return html(
+        "<section id='overview'><h2>Overview</h2><div class='tiles'>{}</div></section>", shown
+    )
 
 
-def _figure(anchor: str, title: str, svg: str | None, after: str) -> str:
-    drawn = f"<figure>{svg}<figcaption>{escape(title)}</figcaption></figure>" if svg else ""
-    return f"<section id='{anchor}'><h2>{escape(title)}</h2>{drawn}{after}</section>"
+def _figure(anchor: str, title: str, svg: Markup | None, after: Markup) -> Markup:
+    drawn = html("<figure>{}<figcaption>{}</figcaption></figure>", svg, title) if svg else Markup()
+    return html("<section id='{}'><h2>{}</h2>{}{}</section>", anchor, title, drawn, after)
 
 
-def _per_day_table(summary: Summary) -> str:
+def _per_day_table(summary: Summary) -> Markup:
     rows = [
         [day, *(counts[v] for v in VERDICTS), sum(counts.values())]
         for day, counts in summary.per_day.items()
@@ -111,48 +116,54 @@ def _per_day_table(summary: Summary) -> str:
     return _table(["day", *VERDICTS, "stops"], rows)
 
 
-def _would_block_section(summary: Summary) -> str:
+def _would_block_section(summary: Summary) -> Markup:
     wb = summary.would_block
     modes = ", ".join(f"{n} under {m}" for m, n in wb.by_mode.most_common()) or "none"
-    text = (
-        f"<p id='would-block-text'>Under <code>on_unverified = \"block\"</code>, "
-        f"<b>{wb.stops}</b> stops recorded under record/warn would have been sent back ({modes}), "
-        f"in <b>{len(wb.sessions)}</b> sessions; <b>{len(wb.verified_later)}</b> of those "
-        "sessions later verified anyway.</p>"
+    text = html(
+        "<p id='would-block-text'>Under <code>on_unverified = \"block\"</code>, <b>{}</b> stops "
+        "recorded under record/warn would have been sent back ({}), in <b>{}</b> sessions; "
+        "<b>{}</b> of those sessions later verified anyway.</p>",
+        wb.stops,
+        modes,
+        len(wb.sessions),
+        len(wb.verified_later),
     )
     rows = [
-        [_link(r), r.session_id, r.created_at, r.verdict, r.reason or "", mode_of(r)]
+        [_link(r.id), r.session_id, r.created_at, r.verdict, r.reason or "", mode_of(r)]
         for r in summary.receipts
         if would_block(r)
     ][-50:]
     table = _table(["receipt", "session", "time", "verdict", "gate's reason", "mode"], rows)
-    return f"<section id='would-block'><h2>What block would have done</h2>{text}{table}</section>"
+    return html(
+        "<section id='would-block'><h2>What block would have done</h2>{}{}</section>", text, table
+    )
 
 
-def _findings_section(summary: Summary, svg: str | None) -> str:
+def _findings_table(summary: Summary) -> Markup:
     rows = [
-        [kind, subject, count, _Html(" ".join(_link_id(i) for i in ids[:8]))]
+        [kind, subject, count, join((_link(i) for i in ids[:8]), " ")]
         for kind, subject, count, ids in summary.top_findings()
     ]
-    table = _table(["kind", "about", "times", "receipts"], rows)
-    drawn = f"<figure>{svg}<figcaption>Top findings</figcaption></figure>" if svg else ""
-    return f"<section id='findings'><h2>Top findings</h2>{drawn}{table}</section>"
+    return _table(["kind", "about", "times", "receipts"], rows)
 
 
-def _groups_section(summary: Summary) -> str:
-    parts = ["<section id='groups'><h2>Repositories, machines, agents and sessions</h2>"]
-    for title, groups in [
-        ("Repository (workspace)", summary.by_workspace),
-        ("Machine", summary.by_machine),
-        ("Agent", summary.by_agent),
-        ("Session", summary.by_session[:100]),
-    ]:
-        parts.append(f"<h3>{escape(title)}</h3>")
-        parts.append(_group_table(title, groups))
-    return "".join(parts) + "</section>"
+def _groups_section(summary: Summary) -> Markup:
+    tables = join(
+        html("<h3>{}</h3>{}", title, _group_table(title, groups))
+        for title, groups in [
+            ("Repository (workspace)", summary.by_workspace),
+            ("Machine", summary.by_machine),
+            ("Agent", summary.by_agent),
+            ("Session", summary.by_session[:100]),
+        ]
+    )
+    return html(
+        "<section id='groups'><h2>Repositories, machines, agents and sessions</h2>{}</section>",
+        tables,
+    )
 
 
-def _group_table(title: str, groups: Sequence[Group]) -> str:
+def _group_table(title: str, groups: Sequence[Group]) -> Markup:
     rows = [
         [
             g.name,
@@ -161,105 +172,108 @@ def _group_table(title: str, groups: Sequence[Group]) -> str:
             g.vetoes,
             g.would_block,
             f"{g.check_s:.1f}",
-            _link_id(g.last_receipt),
+            _link(g.last_receipt),
         ]
         for g in groups
     ]
-    head = [
-        title.split(maxsplit=1)[0].lower(),
-        "stops",
-        *VERDICTS,
-        "sent back",
-        "block would send back",
-    ]
-    return _table([*head, "check s", "last receipt"], rows)
+    head = [title.split(maxsplit=1)[0].lower(), "stops", *VERDICTS]
+    return _table([*head, "sent back", "block would send back", "check s", "last receipt"], rows)
 
 
-def _checks_table(summary: Summary) -> str:
+def _checks_table(summary: Summary) -> Markup:
     rows = [[name, f"{seconds:.1f}"] for name, seconds in summary.check_s.items()]
     return _table(["check", "seconds"], rows)
 
 
-def _receipts_section(receipts: Sequence[Receipt]) -> str:
+def _receipts_section(receipts: Sequence[Receipt]) -> Markup:
     newest = sorted(receipts, key=lambda r: (r.created_at, r.id), reverse=True)
     shown = newest[:MAX_RECEIPT_PAGES]
     rows = [
-        [_link(r), r.created_at, r.session_id, r.workspace, r.verdict, r.decision, r.reason or ""]
+        [
+            _link(r.id),
+            r.created_at,
+            r.session_id,
+            r.workspace,
+            r.verdict,
+            r.decision,
+            r.reason or "",
+        ]
         for r in shown
     ]
     more = len(newest) - len(shown)
-    note = f"<p>{more} older receipts are not listed: narrow --since.</p>" if more > 0 else ""
+    note = html("<p>{} older receipts are not listed: narrow --since.</p>", more)
     table = _table(
         ["receipt", "time", "session", "repository", "verdict", "decision", "reason"], rows
     )
-    pages = "".join(_receipt_page(r) for r in shown)
-    return f"<section id='receipts'><h2>Receipts</h2>{note}{table}</section>{pages}"
+    pages = join(_receipt_page(r) for r in shown)
+    return html(
+        "<section id='receipts'><h2>Receipts</h2>{}{}</section>{}",
+        note if more > 0 else "",
+        table,
+        pages,
+    )
 
 
-def _receipt_page(r: Receipt) -> str:
-    found = findings(r)
-    rows = [[f.kind, f.subject, f.why] for f in found]
+def _receipt_page(r: Receipt) -> Markup:
+    fields = [
+        ["session", r.session_id],
+        ["time", r.created_at],
+        ["repository", r.workspace],
+        ["machine", r.machine or ""],
+        ["agent", r.host],
+        ["verdict", r.verdict],
+        ["decision", r.decision],
+        ["gate's reason", r.reason or ""],
+        ["on_unverified", mode_of(r)],
+        ["receipt uuid", r.uuid or ""],
+    ]
+    return html(
+        "<section class='receipt' id='receipt-{id}'><h2>Receipt {id}</h2>"
+        "<p><a href='#receipts'>Back to the receipts</a></p>{fields}"
+        "<h3>Findings</h3>{found}<h3>The gate's trace</h3>{trace}"
+        "<h3>Claim document</h3><pre>{claim}</pre>"
+        "<h3>Decision document</h3><pre>{decision}</pre></section>",
+        id=r.id,
+        fields=_table(["field", "value"], fields),
+        found=_findings_of(r),
+        trace=_trace_of(r),
+        claim=_pretty(r.claim),
+        decision=_pretty(r.decision_doc),
+    )
+
+
+def _findings_of(r: Receipt) -> Markup:
+    rows = [[f.kind, f.subject, f.why] for f in findings(r)]
+    return _table(["kind", "about", "why"], rows) if rows else html("<p>No findings.</p>")
+
+
+def _trace_of(r: Receipt) -> Markup:
     gate = r.decision_doc.get("gate")
     trace = gate.get("trace", []) if isinstance(gate, dict) else []
-    trace_rows = [
+    rows = [
         [step.get("rule", ""), step.get("reason", ""), "fired" if step.get("fired") else ""]
         for step in trace
         if isinstance(step, dict)
     ]
-    return (
-        f"<section class='receipt' id='receipt-{r.id}'><h2>Receipt {r.id}</h2>"
-        f"<p><a href='#receipts'>Back to the receipts</a></p>"
-        + _table(
-            ["field", "value"],
-            [
-                ["session", r.session_id],
-                ["time", r.created_at],
-                ["repository", r.workspace],
-                ["machine", r.machine or ""],
-                ["agent", r.host],
-                ["verdict", r.verdict],
-                ["decision", r.decision],
-                ["gate's reason", r.reason or ""],
-                ["on_unverified", mode_of(r)],
-                ["receipt uuid", r.uuid or ""],
-            ],
-        )
-        + "<h3>Findings</h3>"
-        + (_table(["kind", "about", "why"], rows) if rows else "<p>No findings.</p>")
-        + "<h3>The gate's trace</h3>"
-        + (_table(["rule", "reason", ""], trace_rows) if trace_rows else "<p>No trace.</p>")
-        + "<h3>Claim document</h3>"
-        + f"<pre>{escape(_pretty(r.claim))}</pre>"
-        + "<h3>Decision document</h3>"
-        + f"<pre>{escape(_pretty(r.decision_doc))}</pre></section>"
-    )
+    return _table(["rule", "reason", ""], rows) if rows else html("<p>No trace.</p>")
 
 
-def _table(head: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    th = "".join(f"<th>{escape(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+def _table(head: Sequence[str], rows: Iterable[Sequence[Any]]) -> Markup:
+    th = join(html("<th>{}</th>", h) for h in head)
+    body = join(html("<tr>{}</tr>", join(_cell(v) for v in row)) for row in rows)
+    return html("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", th, body)
 
 
-class _Html(str):
-    """Markup made here (a link), put in a cell as it is."""
+def _cell(value: Any) -> Markup:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return html("<td class='n'>{}</td>", value)
+    if isinstance(value, str) and value in VERDICTS:  # a known word: safe as a class name
+        return html("<td class='mark-{}'>{}</td>", value, value)
+    return html("<td>{}</td>", value)
 
 
-def _cell(value: Any) -> str:
-    if isinstance(value, _Html):
-        return f"<td>{value}</td>"
-    if isinstance(value, int | float):
-        return f"<td class='n'>{value}</td>"
-    text = escape(str(value))
-    return f"<td class='mark-{text}'>{text}</td>" if value in VERDICTS else f"<td>{text}</td>"
-
-
-def _link(r: Receipt) -> _Html:
-    return _link_id(r.id)
-
-
-def _link_id(receipt_id: int) -> _Html:
-    return _Html(f"<a href='#receipt-{receipt_id}'>#{receipt_id}</a>")
+def _link(receipt_id: int) -> Markup:
+    return html("<a href='#receipt-{}'>#{}</a>", receipt_id, receipt_id)
 
 
 def _pretty(value: Any) -> str:

@@ -19,6 +19,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from donegate.report.markup import Markup, html, trusted
+
 # Colour-blind-safe (Okabe-Ito) colours, each paired with a distinct hatch.
 STYLES: dict[str, tuple[str, str]] = {
     "verified": ("#009E73", ""),
@@ -34,7 +36,7 @@ _LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "
 _RC: Any = {"svg.fonttype": "none", "font.size": 10, "hatch.linewidth": 0.8, "svg.hashsalt": "dg"}
 
 
-def stacked_days(title: str, per_day: Mapping[str, Counter[str]], series: Sequence[str]) -> str:
+def stacked_days(title: str, per_day: Mapping[str, Counter[str]], series: Sequence[str]) -> Markup:
     """Bars per day, one stacked segment per series, each segment labelled with its count."""
     days = list(per_day)
     with plt.rc_context(_RC):
@@ -66,7 +68,7 @@ def stacked_days(title: str, per_day: Mapping[str, Counter[str]], series: Sequen
         return _svg(fig, title)
 
 
-def ranked_bars(title: str, items: Sequence[tuple[str, float]], unit: str) -> str:
+def ranked_bars(title: str, items: Sequence[tuple[str, float]], unit: str) -> Markup:
     """Horizontal bars, largest first, each with its value written at its end."""
     labels = [_short(name) for name, _ in items][::-1]
     values = [value for _, value in items][::-1]
@@ -88,7 +90,7 @@ def _finish(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
     ax.spines[["top", "right"]].set_visible(False)
 
 
-def _svg(fig: Figure, title: str) -> str:
+def _svg(fig: Figure, title: str) -> Markup:
     fig.tight_layout()
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", metadata={"Title": title, "Date": None})
@@ -96,12 +98,9 @@ def _svg(fig: Figure, title: str) -> str:
     text = buffer.getvalue()
     # Inline in HTML: the XML prolog and DOCTYPE have no place there.
     start = text.index("<svg")
-    return text[start:].replace("<svg ", f'<svg role="img" aria-label="{_attr(title)}" ', 1)
+    labelled = html('<svg role="img" aria-label="{}" ', title)
+    return trusted(text[start:].replace("<svg ", labelled, 1))
 
 
 def _short(text: str, width: int = 48) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1) :]
-
-
-def _attr(text: str) -> str:
-    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
