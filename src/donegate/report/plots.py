@@ -33,7 +33,15 @@ STYLES: dict[str, tuple[str, str]] = {
 }
 # Counts stay legible on any hatch: a small white box behind each.
 _LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none"}
-_RC: Any = {"svg.fonttype": "none", "font.size": 10, "hatch.linewidth": 0.8, "svg.hashsalt": "dg"}
+# A label is a receipt's text, never mathtext: a test id with "$" in it is drawn as it is.
+_RC: Any = {
+    "svg.fonttype": "none",
+    "font.size": 10,
+    "hatch.linewidth": 0.8,
+    "svg.hashsalt": "dg",
+    "text.parse_math": False,
+    "text.usetex": False,
+}
 
 
 def stacked_days(title: str, per_day: Mapping[str, Counter[str]], series: Sequence[str]) -> Markup:
@@ -70,11 +78,15 @@ def stacked_days(title: str, per_day: Mapping[str, Counter[str]], series: Sequen
 
 def ranked_bars(title: str, items: Sequence[tuple[str, float]], unit: str) -> Markup:
     """Horizontal bars, largest first, each with its value written at its end."""
-    labels = [_short(name) for name, _ in items][::-1]
+    labels = [_literal(_short(name)) for name, _ in items][::-1]
     values = [value for _, value in items][::-1]
     with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(8, 0.8 + 0.32 * max(len(items), 1)))
-        bars = ax.barh(labels, values, color="#0072B2", hatch="\\\\", edgecolor="black", lw=0.6)
+        # Bars at positions, labels set on them: as categories, two labels shortened to the
+        # same text would be drawn as one bar.
+        rows = range(len(labels))
+        bars = ax.barh(rows, values, color="#0072B2", hatch="\\\\", edgecolor="black", lw=0.6)
+        ax.set_yticks(rows, labels)
         shown = [f"{v:g} {unit}" if unit != "s" else f"{v:.1f} s" for v in values]
         ax.bar_label(bars, labels=shown, padding=3)
         ax.xaxis.set_major_locator(MaxNLocator(integer=unit != "s"))
@@ -104,3 +116,9 @@ def _svg(fig: Figure, title: str) -> Markup:
 
 def _short(text: str, width: int = 48) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+
+def _literal(text: str) -> str:
+    """``text`` as the font renderer takes it: a lone surrogate (a file name that was not
+    UTF-8) written as its escape, where it would make the renderer refuse the whole label."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
