@@ -149,7 +149,7 @@ def test_a_worker_that_dies_fails_the_batch(
     monkeypatch.setattr(bulkpipe, "_answer", dying)
     with (
         Producer(tmp_path, fast_batch(tmp_path).read_bytes()) as producer,
-        pytest.raises(WorkerFailed),
+        pytest.raises(WorkerFailed, match=r"batch worker \d+ was killed by SIGKILL"),
     ):
         bulkpipe.verify_pipe(producer.fd, io.BytesIO(), OPTIONS, 2)
     with pytest.raises(ChildProcessError):

@@ -126,6 +126,17 @@ class Forked:
                 os.kill(self.pid, signal.SIGTERM)
             self.reap()
 
+    def ended(self) -> str:
+        """How it ended, once reaped: its pid, and the signal that killed it or its exit code."""
+        status = self.reap()
+        if status >= 0:
+            return f"batch worker {self.pid} exited with code {status}"
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = "a signal"
+        return f"batch worker {self.pid} was killed by {name} (signal {-status})"
+
 
 class _Child(Forked):
     """A forked process answering one range into ``part``; it reports its count of invalid
@@ -140,7 +151,7 @@ class _Child(Forked):
         while chunk := os.read(self.report, 64):  # until the child ends, one way or another
             said += chunk
         if self.reap() != 0 or not said.isdigit():
-            raise WorkerFailed(f"a batch worker ended with status {self.status}: lines unanswered")
+            raise WorkerFailed(f"{self.ended()}: the lines of its range have no answer")
         return int(said)
 
     def reap(self) -> int:

@@ -129,14 +129,17 @@ class _Worker(Forked):
         return self.tasks, self.results
 
     def send(self, block_id: int, first_line: int) -> None:
-        os.write(self.tasks, b"%d %d\n" % (block_id, first_line))
+        try:
+            os.write(self.tasks, b"%d %d\n" % (block_id, first_line))
+        except BrokenPipeError:  # no one reads its tasks: the worker is gone, and says how
+            raise WorkerFailed(self._gone()) from None
         self.holding.append(block_id)
 
     def receive(self) -> list[tuple[int, int]]:
         """The blocks answered since last asked: (block id, invalid lines) each."""
         data = os.read(self.results, 4096)
         if not data:
-            raise WorkerFailed("a batch worker ended before answering all it was sent")
+            raise WorkerFailed(self._gone())
         self.said += data
         *complete, self.said = self.said.split(b"\n")
         answered = []
@@ -145,6 +148,9 @@ class _Worker(Forked):
             self.holding.remove(block_id)
             answered.append((block_id, invalid))
         return answered
+
+    def _gone(self) -> str:
+        return f"{self.ended()} before answering all it was sent"
 
     def reap(self) -> int:
         if self.status is None:  # closed once: the numbers may be other files' after
@@ -184,9 +190,9 @@ class _Workers:
                 for worker in workers:
                     worker.stop()  # the batch has failed: what they answer would go nowhere
                 raise
-            failed = [w.status for w in workers if w.reap() != 0]  # every one reaped
+            failed = [w for w in workers if w.reap() != 0]  # every one reaped
             if failed:
-                raise WorkerFailed(f"a batch worker ended with status {failed[0]}")
+                raise WorkerFailed(failed[0].ended())
         return self.invalid
 
     def _send(self, block: Block, workers: list[_Worker]) -> None:
