@@ -7,7 +7,12 @@
  3   unverified: evidence missing, stale, self-attested only
  4   invalid input: the claim, policy, config or facts were rejected
  5   internal error: donegate failed; no verdict was printed
+141  output closed: the reader of standard output went away (| head)
 ===  ==========================================================
+
+141 is 128 + SIGPIPE, what a shell reports for ``cat`` when ``head`` stops reading: the output
+stops where it was cut, nothing more is said, and the code claims no verdict (an answer not
+read may have been any), nor a failure of donegate's own.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ class ExitCode(IntEnum):
     UNVERIFIED = 3
     INVALID_INPUT = 4
     INTERNAL = 5
+    OUTPUT_CLOSED = 141
 
 
 VerdictState = Literal["verified", "unverified", "refuted"]

@@ -48,6 +48,18 @@ class LazyGroup(click.Group):
             raise InternalError(f"{target} is not a click command")
         return command
 
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            # Kept from click, which takes every broken pipe for closed output and exits 1 (the
+            # code of "refuted"), even one to a worker that died: run() tells them apart.
+            raise _BrokenPipe from exc
+
+
+class _BrokenPipe(Exception):
+    """A command's broken pipe, carried past click to :func:`run` as its cause."""
+
 
 @click.group(cls=LazyGroup, epilog=HELP_TABLE)
 @click.version_option(__version__, prog_name="donegate")
@@ -78,7 +90,12 @@ def run(args: Sequence[str], obj: object = None) -> int:
     except InvalidInput as exc:
         click.echo(f"donegate: invalid input: {exc}", err=True)
         return ExitCode.INVALID_INPUT
-    except Exception as exc:  # the one boundary where anything becomes exit 5
-        click.echo(f"donegate: internal error: {type(exc).__name__}: {exc}", err=True)
+    except Exception as caught:  # the one boundary where anything becomes exit 5
+        from donegate.cli.streams import output_closed
+
+        error = (caught.__cause__ or caught) if isinstance(caught, _BrokenPipe) else caught
+        if output_closed(error):
+            return ExitCode.OUTPUT_CLOSED
+        click.echo(f"donegate: internal error: {type(error).__name__}: {error}", err=True)
         return ExitCode.INTERNAL
     return int(result) if isinstance(result, int) else ExitCode.OK

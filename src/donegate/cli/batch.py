@@ -75,9 +75,11 @@ _SKEW = Decimal(str(DEFAULT_MAX_SKEW_S))  # click's default, as its option type 
 
 def run(plain: Plain) -> int | None:
     """Answer the batch; None when its source cannot be read (click's path says so)."""
+    from donegate.cli.streams import NoStdin, output_closed
+
     try:
         stream = open_lines(plain.source)
-    except InvalidInput:
+    except (InvalidInput, NoStdin):
         return None
     try:
         return answer_lines(stream, plain.source, plain.options, plain.jobs)
@@ -85,6 +87,8 @@ def run(plain: Plain) -> int | None:
         print(f"donegate: invalid input: {exc}", file=sys.stderr)
         return ExitCode.INVALID_INPUT
     except Exception as exc:  # the one boundary where anything becomes exit 5, as click's
+        if output_closed(exc):
+            return ExitCode.OUTPUT_CLOSED
         print(f"donegate: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return ExitCode.INTERNAL
 
@@ -129,9 +133,12 @@ def stdin_file() -> Path | None:
 
 
 def open_lines(source: str) -> IO[bytes]:
-    """The lines of ``source`` (a path, or ``-`` for standard input), or :class:`InvalidInput`."""
+    """The lines of ``source`` (a path, or ``-`` for standard input), or :class:`InvalidInput`
+    (:class:`donegate.cli.streams.NoStdin` for a closed standard input)."""
     if source == "-":
-        return sys.stdin.buffer
+        from donegate.cli.streams import stdin_bytes
+
+        return stdin_bytes()
     try:
         return Path(source).open("rb")
     except OSError as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import click
 
@@ -69,7 +69,7 @@ def decide(session_id: str, state_dir: Path | None, as_json: bool) -> int:
     "context" (task, text, diff, stop_reason, pending_effects) is what a judge is shown and
     where assistant_output requirements are observed.
     """
-    request = _read_request(sys.stdin.buffer)
+    request = _read_request()
     options = parse_options(request.get("options"))
     context = _context(session_id, request.get("context"))
     # The event is committed with "reported": false and flipped only once the answer is out, so
@@ -111,8 +111,15 @@ def counts(session_id: str, state_dir: Path | None) -> int:
     return ExitCode.OK
 
 
-def _read_request(stream: IO[bytes]) -> dict[str, Any]:
-    raw = stream.read(MAX_REQUEST_BYTES + 1)
+def _read_request() -> dict[str, Any]:
+    from donegate.cli.streams import NoStdin, stdin_bytes, unreadable
+
+    try:
+        raw = stdin_bytes().read(MAX_REQUEST_BYTES + 1)
+    except NoStdin as exc:  # started without a request to read: a usage error
+        raise click.UsageError(str(exc)) from None
+    except OSError as exc:
+        raise click.UsageError(str(unreadable(exc))) from None
     if len(raw) > MAX_REQUEST_BYTES:
         raise InvalidInput(f"stdin is larger than {MAX_REQUEST_BYTES} bytes (see Input bounds)")
     request = jsontext.loads(raw, what="stdin")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import sys
+import contextlib
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,7 +91,7 @@ def verify(
 
     With --jsonl every non-blank line gets one JSON line out, in order: its verdict, or
     {"line", "state": "invalid", "path", "error"}. No line stops the batch; the exit code is 0,
-    or 4 when any line was invalid.
+    or 4 when any line was invalid (141, quietly, when the reader goes away: | head -1).
     """
     if (claim is None) == (jsonl is None):
         raise click.UsageError("give exactly one of CLAIM or --jsonl FILE")
@@ -107,17 +108,31 @@ def verify(
             raise click.UsageError("--trust-key works on one CLAIM, not with --jsonl")
         from donegate.cli.batch import answer_lines, open_lines
 
-        stream = open_lines(jsonl)  # opened first: an unreadable file is said one way
+        with _stdin_usage():
+            stream = open_lines(jsonl)  # opened first: an unreadable file is said one way
         return answer_lines(stream, jsonl, options, jobs)
     assert claim is not None
     from donegate.cli.report import show
     from donegate.enforce import exit_code
     from donegate.verdict import verify_claim
 
-    verified = verify_claim(_signed_only(_load(claim), trust_key), options)
+    with _stdin_usage():
+        loaded = _load(claim)
+    verified = verify_claim(_signed_only(loaded, trust_key), options)
     show(verified, as_json=as_json)
     assert verified.verdict is not None
     return exit_code(verified.verdict, enabled=enforce)
+
+
+@contextlib.contextmanager
+def _stdin_usage() -> Iterator[None]:
+    """Standard input closed or unreadable: said as the usage error it is (exit 2)."""
+    from donegate.cli.streams import NoStdin
+
+    try:
+        yield
+    except NoStdin as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 LARGE_CLAIM_BYTES = 1024 * 1024
@@ -146,7 +161,12 @@ def _load(source: str) -> Claim:
 
 def _read(source: str) -> bytes:
     if source == "-":
-        return sys.stdin.buffer.read()
+        from donegate.cli.streams import stdin_bytes, unreadable
+
+        try:
+            return stdin_bytes().read()
+        except OSError as exc:
+            raise unreadable(exc) from None
     try:
         return Path(source).read_bytes()
     except OSError as exc:
