@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from donegate.scan import Finding, ScanSettings, WrittenFile, scan_writes
 from donegate.scan.fitted import test_literals_of
 from donegate.workspace.classify import DEFAULT_TEST_GLOBS
-from donegate.workspace.patterns import matches_any
+from donegate.globs import matches_any
 
 
 def is_test(path: str) -> bool:

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
+from donegate import globs
 from donegate.__about__ import __version__
-from donegate.checks import CheckContext, Observation, globs, lookup
+from donegate.checks import CheckContext, Observation, lookup
 from donegate.claim import Claim, Evidence, Verifier
 from donegate.config import CheckSpec, Config
 from donegate.instant import Instant
@@ -263,7 +264,7 @@ def _covers(spec: CheckSpec, claim: Claim, config: Config) -> list[str]:
     return [
         m.id
         for m in claim.mutations
-        if patterns is None or globs.first_match(patterns, globs.normalise(m.target, base))
+        if patterns is None or globs.first_match(globs.normalise(m.target, base), patterns)
     ]
 
 

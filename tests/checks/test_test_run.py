@@ -200,6 +200,17 @@ def test_edited_protected_test_makes_the_run_not_count(tmp_path: Path, target: s
     assert state(done) == "unverified"
 
 
+@pytest.mark.parametrize("pattern", ["tests/", "/tests/", "tests/**", "test_*.py"])
+def test_protect_reads_its_patterns_as_the_workspace_does(tmp_path: Path, pattern: str) -> None:
+    """``tests/`` protects everything below it, as it ignores everything below it: the run's
+    protection read it as the name ``tests`` alone, and let a test edit judge the run."""
+    write(tmp_path, PASSING)
+    config = check(PYTEST + "]", f"protect = [{pattern!r}]")
+    done = collect_one(config, tmp_path, "src/billing.py", "tests/test_billing.py")
+    assert only(done).verifier.kind == "absent"
+    assert state(done) == "unverified"
+
+
 def test_protect_ignores_other_writes(tmp_path: Path) -> None:
     write(tmp_path, PASSING)
     config = check(PYTEST + "]", 'protect = ["tests/**"]')

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from donegate.record import Record
-from donegate.workspace.patterns import PathFilter
+from donegate.globs import PathFilter
 
 # Linux's FICLONE ioctl: _IOW(0x94, 9, int).
 FICLONE = 0x40049409

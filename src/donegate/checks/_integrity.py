@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from donegate.checks import globs
+from donegate import globs
 from donegate.checks._junit import CaseOutcome, TestReport, disagreements
 from donegate.checks._witness import WitnessReport
 from donegate.checks.base import CheckContext

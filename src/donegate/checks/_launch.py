@@ -21,7 +21,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from donegate.checks import _bytecode, _reportfile, _runenv, _runners, _scratch, _witness, globs
+from donegate import globs
+from donegate.checks import _bytecode, _reportfile, _runenv, _runners, _scratch, _witness
 from donegate.checks._process import Running, RunResult, start_group
 from donegate.checks._witness import WitnessReport, WitnessSetup
 from donegate.record import Record
@@ -227,7 +228,7 @@ def protected_write(launch: Launch, place: Place) -> Refusal | None:
     patterns = [*launch.protect, *always]
     # Content an agent wrote in an earlier session and no person accepted judges nothing either.
     for target in sorted(place.tainted):
-        pattern = globs.first_match(patterns, target)
+        pattern = globs.first_match(target, patterns)
         if pattern is not None:
             return Refusal(
                 f"{target!r} (protected by {pattern!r}) holds content an agent wrote that no "
@@ -236,7 +237,7 @@ def protected_write(launch: Launch, place: Place) -> Refusal | None:
             )
     for mutation_id, written in place.mutations:
         target = globs.normalise(written, str(place.base_dir))
-        pattern = globs.first_match(patterns, target)
+        pattern = globs.first_match(target, patterns)
         if pattern is not None:
             return Refusal(
                 f"mutation {mutation_id} wrote {target!r}, which matches the protected pattern "

@@ -8,7 +8,7 @@
       { construct = "frame-inspection", path = "src/debug/**", reason = "our tracer" },
     ]
 
-Paths are globs as everywhere in the workspace (:mod:`donegate.workspace.patterns`). A rule
+Paths are globs as everywhere in the workspace (:mod:`donegate.globs`). A rule
 without a reason is rejected: an exception a team cannot explain is not one it should keep.
 """
 
@@ -19,7 +19,7 @@ from typing import Any, Literal
 from donegate.errors import InvalidInput
 from donegate.record import Record
 from donegate.scan.finding import CONSTRUCTS
-from donegate.workspace.patterns import matches
+from donegate.globs import matches
 
 Mode = Literal["block", "warn", "off"]
 _MODES: tuple[Mode, ...] = ("block", "warn", "off")

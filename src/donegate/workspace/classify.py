@@ -12,7 +12,7 @@ whatever their kind.
 from __future__ import annotations
 
 from donegate.record import Record
-from donegate.workspace.patterns import matches_any
+from donegate.globs import matches_any
 from donegate.workspace.runnerfiles import RUNNER_FILES
 from donegate.workspace.writes import Write
 
@@ -87,7 +87,7 @@ HOOK_FILES: tuple[str, ...] = RUNNER_FILES
 
 
 class Rules(Record):
-    """Path globs (see :mod:`donegate.workspace.patterns`) for the path-decided kinds."""
+    """Path globs (see :mod:`donegate.globs`) for the path-decided kinds."""
 
     test_globs: tuple[str, ...] = DEFAULT_TEST_GLOBS
     doc_globs: tuple[str, ...] = DEFAULT_DOC_GLOBS
