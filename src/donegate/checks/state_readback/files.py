@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from donegate.checks.state_readback._base import ReadError, Records, records_at
 
 if TYPE_CHECKING:
-    from donegate.checks.state_readback import StateReadbackSettings
+    from donegate.checks.state_readback._settings import StateReadbackSettings
 
 
 def file_path(source: str, base_dir: Path) -> Path:

@@ -10,7 +10,7 @@ from donegate.checks.state_readback._base import ReadError, Records, records_at
 
 if TYPE_CHECKING:
     from donegate.checks._deadline import Deadline
-    from donegate.checks.state_readback import StateReadbackSettings
+    from donegate.checks.state_readback._settings import StateReadbackSettings
 
 _JSON_TYPE = "ReJSON-RL"  # the RedisJSON module's type name
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import URL
 
     from donegate.checks._deadline import Deadline
-    from donegate.checks.state_readback import StateReadbackSettings
+    from donegate.checks.state_readback._settings import StateReadbackSettings
 
 # A bare scheme would pick a driver this package does not install.
 _DRIVERS = {"postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg"}
