@@ -18,7 +18,7 @@ import donegate
 from donegate import reach
 from donegate.demo import project
 from donegate.demo.project import FIXED, payload, run_hook
-from donegate.session.doctor import Doctor
+from donegate.hooks.doctor import Doctor
 
 SESSION = "reach-1"
 WARNING = "the agent can rewrite its own judge"

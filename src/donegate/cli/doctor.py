@@ -31,7 +31,7 @@ def doctor(root: Path, no_run: bool, state_dir: Path | None) -> int:
 
     Exits 0 only when everything holds, else 3; each problem comes with the command that fixes it.
     """
-    from donegate.session.doctor import Doctor, report
+    from donegate.hooks.doctor import Doctor, report
     from donegate.session.workspace import workspace_root
 
     top = workspace_root(root)
