@@ -79,6 +79,11 @@ _UPGRADES = {
     + "; INSERT INTO outbox (receipt_id, queued_at) SELECT id, created_at FROM receipts "
     "WHERE reason IS NOT 'pending'",
 }
+# The form _rfc3339 writes (2026-11-30T08:00:00.000000Z), as a GLOB pattern.
+_STORED_INSTANT = (
+    "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T"
+    "[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9][0-9][0-9][0-9]Z"
+)
 _COLUMNS = (
     "id, session_id, host, workspace, created_at, verdict, decision, reason, "
     "claim_json, decision_json, uuid, machine"
@@ -121,6 +126,14 @@ class Receipt(Record):
             "uuid": self.uuid,
             "machine": self.machine,
         }
+
+
+class Damaged(Record):
+    """A row whose JSON does not read: its id, its time as stored, and why (the parser's words)."""
+
+    id: int
+    created_at: str
+    why: str
 
 
 class Ledger:
@@ -231,10 +244,13 @@ class Ledger:
         verdict: str | None = None,
         session: str | None = None,
         limit: int | None = None,
+        damaged: list[Damaged] | None = None,
     ) -> list[Receipt]:
         """The receipts matching every filter given, newest first, at most ``limit``.
 
-        ``since`` keeps the receipts created at or after that instant.
+        ``since`` keeps the receipts created at or after that instant, and those whose stored
+        time is not an instant as this ledger writes one (they cannot be placed before it).
+        A row that does not read fails the query, or, given ``damaged``, is added there.
         """
         where, args = _filters(since, verdict, session)
         sql = f"SELECT {_COLUMNS} FROM receipts {where} ORDER BY created_at DESC, id DESC"
@@ -242,7 +258,9 @@ class Ledger:
             sql, args = sql + " LIMIT ?", [*args, max(limit, 0)]
         with self._guard():
             rows = self._connect().execute(sql, args).fetchall()
-        return [self._receipt(row) for row in rows]
+        if damaged is None:
+            return [self._receipt(row) for row in rows]
+        return list(self._readable(rows, damaged))
 
     def outbox(self, limit: int = 500) -> list[Receipt]:
         """Closed receipts not yet shipped to the team ledger, oldest first."""
@@ -326,6 +344,13 @@ class Ledger:
             self._db = db
         return self._db
 
+    def _readable(self, rows: list[tuple[Any, ...]], damaged: list[Damaged]) -> Iterator[Receipt]:
+        for row in rows:
+            try:
+                yield self._receipt(row)
+            except InvalidInput as exc:
+                damaged.append(Damaged(row[0], str(row[4]), str(exc.__cause__ or exc)))
+
     def _receipt(self, row: tuple[Any, ...]) -> Receipt:
         rid, session_id, host, workspace, created_at, verdict, decision, reason = row[:8]
         return Receipt(
@@ -369,8 +394,10 @@ def _filters(
     clauses: list[str] = []
     args: list[Any] = []
     if since is not None:
-        clauses.append("created_at >= ?")
-        args.append(_rfc3339(since))
+        # A text that is not of _rfc3339's form (a date alone: '2026-11-30') compares as text
+        # before the day's instants; the window keeps it, not drops it unseen.
+        clauses.append("(created_at >= ? OR created_at NOT GLOB ?)")
+        args.extend([_rfc3339(since), _STORED_INSTANT])
     if verdict is not None:
         clauses.append("verdict = ?")
         args.append(_one_of("verdict", verdict, _VERDICTS))
@@ -415,11 +442,18 @@ def _dumps(name: str, value: Mapping[str, Any]) -> str:
 
 def _loads(path: Path, receipt_id: int, text: str) -> dict[str, Any]:
     try:
+        return _document(text)
+    except ValueError as exc:  # kept as the cause: Ledger.query(damaged=...) says why alone
+        raise InvalidInput(f"receipt {receipt_id} in {path} is damaged: {exc}") from exc
+
+
+def _document(text: str) -> dict[str, Any]:
+    try:
         value = json.loads(text)
-    except ValueError as exc:
-        raise InvalidInput(f"receipt {receipt_id} in {path} is damaged: {exc}") from None
+    except RecursionError:  # nested deeper than the parser's stack (record() writes no such)
+        raise ValueError("nested too deep to read") from None
     if not isinstance(value, dict):
-        raise InvalidInput(f"receipt {receipt_id} in {path} is damaged: not a JSON object")
+        raise ValueError("not a JSON object")
     return value
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from donegate.ledger import Ledger
 from donegate.report import plots
-from tests.report import process
+from tests.report import process, week
 
 # Each of these is a mathtext error in matplotlib (an unknown symbol, an unclosed group, a bare
 # subscript); the last two are a label outside math and one no font can draw.
@@ -30,16 +30,7 @@ def test_a_bar_label_is_drawn_as_literal_text(label: str) -> None:
 def test_the_report_draws_test_ids_and_checks_holding_dollars(tmp_path: Path) -> None:
     with Ledger(tmp_path / "state") as ledger:
         for label in LABELS:
-            detail = {"check": label, "elapsed_s": 2.0, "failing": [label]}
-            ledger.record(
-                session_id="s",
-                host="claude-code",
-                workspace="/w",
-                verdict="unverified",
-                decision="allow",
-                reason="verification_after_write_red",
-                claim={"evidence": [{"check_type": "test_run", "detail": detail}]},
-            )
+            week.one_stop(ledger, {"check": label, "elapsed_s": 2.0, "failing": [label]})
     out = tmp_path / "report.html"
     done = process.report(tmp_path / "state", out)
     assert (done.returncode, done.stderr.count("Traceback")) == (0, 0), done.stderr

@@ -27,7 +27,8 @@ def ledger(tmp_path: Path) -> Ledger:
 def test_the_week_counts_as_counted_by_hand(ledger: Ledger) -> None:
     summary = summarise(ledger.query(since=parse_since("7d")))
     assert as_json(summary) == {
-        key: week.EXPECTED[key] for key in ("stops", "claims", "not_verified", "would_block")
+        key: week.EXPECTED[key]
+        for key in ("stops", "claims", "not_verified", "corrupt", "would_block")
     }
     verdicts = {v: sum(c[v] for c in summary.per_day.values()) for v in week.EXPECTED["verdicts"]}
     assert verdicts == week.EXPECTED["verdicts"]

@@ -111,6 +111,7 @@ EXPECTED: dict[str, Any] = {
     "not_verified": 11,
     "would_block": {"stops": 7, "sessions": 5, "verified_later": 2},
     "sent_back": 2,
+    "corrupt": 0,
     "top_finding": ("failing test", "tests/test_auth.py::test_login", 3),
 }
 
@@ -220,3 +221,17 @@ def _decision_doc(
         ],
     }
     return doc
+
+
+def one_stop(ledger: Ledger, detail: dict[str, Any], at: datetime | None = None) -> int:
+    """One unverified stop outside the week's sessions, its evidence's detail as given: its id."""
+    return ledger.record(
+        session_id="s-extra",
+        host="claude-code",
+        workspace="/w",
+        verdict="unverified",
+        decision="allow",
+        reason="verification_after_write_red",
+        claim={"evidence": [{"check_type": "test_run", "detail": detail}]},
+        created_at=at or datetime.now(UTC) - timedelta(hours=1),
+    )

@@ -43,6 +43,7 @@ def report(
     if importlib.util.find_spec("matplotlib") is None:
         raise InvalidInput("donegate report draws with matplotlib: pip install 'donegate[report]'")
     from donegate.report.build import build
+    from donegate.report.corrupt import said
 
     start = parse_since(since)
     if ledger_url is not None:
@@ -60,4 +61,6 @@ def report(
         f"{summary.claims} done claims not verified; report written to {output}",
         err=True,
     )
+    if summary.corrupt:
+        click.echo(f"donegate: {said(summary.corrupt)}", err=True)
     return 0

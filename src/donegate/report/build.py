@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from donegate.ledger import Receipt
+from donegate.ledger import Damaged, Ledger, Receipt
 from donegate.report import page
 from donegate.report.markup import Markup
 from donegate.report.source import ReceiptSource
@@ -14,13 +14,20 @@ from donegate.report.summary import VERDICTS, Summary, summarise
 
 def build(source: ReceiptSource, since: datetime | None, name: str) -> tuple[str, Summary]:
     """The report's HTML for ``source``'s receipts from ``since`` on, and its numbers."""
-    receipts = source.query(since=since)
-    return render(receipts, since, name)
+    if isinstance(source, Ledger):  # its file can hold rows that do not read: they are shown
+        damaged: list[Damaged] = []
+        return render(source.query(since=since, damaged=damaged), since, name, damaged)
+    return render(source.query(since=since), since, name)
 
 
-def render(receipts: Sequence[Receipt], since: datetime | None, name: str) -> tuple[str, Summary]:
-    """The report's HTML for ``receipts`` (already read), and its numbers."""
-    summary = summarise(receipts)
+def render(
+    receipts: Sequence[Receipt],
+    since: datetime | None,
+    name: str,
+    damaged: Sequence[Damaged] = (),
+) -> tuple[str, Summary]:
+    """The report's HTML for ``receipts`` and the ``damaged`` rows, and its numbers."""
+    summary = summarise(receipts, damaged)
     return page.render(summary, draw(summary), since, name), summary
 
 

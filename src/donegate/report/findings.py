@@ -20,6 +20,8 @@ TIMEOUT = "timeout"
 NOT_COUNTED = "evidence not counted"
 GATE_FAILURE = "donegate failure"
 KINDS = (FAILING_TEST, PROTECTED_WRITE, TAMPER, TIMEOUT, NOT_COUNTED, GATE_FAILURE)
+MAX_SECONDS = 1e9
+"""The longest a check can have run (31 years): beyond it, an elapsed time is no measurement."""
 # Words in a collector's why_not_counted that say something rewrote what judges the run.
 _TAMPER_WORDS = ("rewrote", "tamper", "forged", "claims donegate's verifier id")
 
@@ -80,7 +82,11 @@ def _kind_of(why: str) -> str:
 
 
 def check_seconds(receipt: Receipt) -> dict[str, float]:
-    """Seconds spent in each check of ``receipt`` (its evidence's ``elapsed_s``), by label."""
+    """Seconds spent in each check of ``receipt`` (its evidence's ``elapsed_s``), by label.
+
+    A number no check can have taken (negative, not finite, over :data:`MAX_SECONDS`) is a
+    ``ValueError``: the receipt is corrupt, and its sum would overflow the report's.
+    """
     spent: dict[str, float] = {}
     evidence = receipt.claim.get("evidence")
     for item in evidence if isinstance(evidence, list) else []:
@@ -88,7 +94,16 @@ def check_seconds(receipt: Receipt) -> dict[str, float]:
         if not isinstance(detail, dict):
             continue
         seconds = detail.get("elapsed_s", detail.get("duration_s"))
-        if isinstance(seconds, int | float) and not isinstance(seconds, bool) and seconds >= 0:
+        if isinstance(seconds, int | float) and not isinstance(seconds, bool):
             label = str(detail.get("check") or item.get("check_type") or "check")
-            spent[label] = spent.get(label, 0.0) + float(seconds)
+            spent[label] = spent.get(label, 0.0) + _measured(seconds)
     return spent
+
+
+def _measured(seconds: float) -> float:
+    # Compared before float(): an int of 400 digits has no float, and NaN fails every bound.
+    if not 0 <= seconds <= MAX_SECONDS:
+        text = repr(seconds)
+        shown = text if len(text) <= 24 else f"{text[:6]}… ({len(text)} digits)"
+        raise ValueError(f"its elapsed time {shown} s is not one a check can take")
+    return float(seconds)

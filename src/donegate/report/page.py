@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from donegate.ledger import Receipt
+from donegate.report.corrupt import Corrupt, short
 from donegate.report.findings import findings
 from donegate.report.markup import Markup, html, join
 from donegate.report.summary import VERDICTS, Group, Summary, mode_of, would_block
@@ -46,6 +47,7 @@ _NAV = [
     ("groups", "Repositories and agents"),
     ("checks", "Check time"),
     ("receipts", "Receipts"),
+    ("corrupt", "Corrupt receipts"),
 ]
 
 
@@ -67,6 +69,7 @@ def render(
         _groups_section(summary),
         _figure("checks", "Time spent in checks", plots.get("checks"), _checks_table(summary)),
         _receipts_section(summary.receipts),
+        _corrupt_section(summary.corrupt),
         html("</main></body></html>"),
     ]
     return join(parts, "\n")
@@ -93,6 +96,7 @@ def _overview(summary: Summary) -> Markup:
         ("claims", summary.claims, "“done” claims (stops with writes to verify)"),
         ("not-verified", not_verified, of),
         ("would-block", summary.would_block.stops, "stops block would have sent back"),
+        ("corrupt", len(summary.corrupt), "corrupt receipts, not counted (listed below)"),
     ]
     shown = join(
         html("<div class='tile' id='tile-{}'><b>{}</b>{}</div>", key, value, text)
@@ -211,6 +215,17 @@ def _receipts_section(receipts: Sequence[Receipt]) -> Markup:
         note if more > 0 else "",
         table,
         pages,
+    )
+
+
+def _corrupt_section(corrupt: Sequence[Corrupt]) -> Markup:
+    rows = [[c.receipt_id, short(c.created_at), c.why] for c in corrupt]
+    table = _table(["receipt", "time as stored", "why it is not counted"], rows)
+    return html(
+        "<section id='corrupt'><h2>Corrupt receipts</h2><p>{} receipts could not be counted: "
+        "their rows do not read, or hold values no stop records.</p>{}</section>",
+        len(corrupt),
+        table if rows else "",
     )
 
 

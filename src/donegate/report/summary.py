@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from donegate.ledger import Receipt
+from donegate.ledger import Damaged, Receipt
+from donegate.report.corrupt import Corrupt, sort_out
 from donegate.report.findings import Finding, check_seconds, findings
 
 VERDICTS = ("verified", "unverified", "refuted", "none")
@@ -59,6 +60,7 @@ class Summary:
     by_agent: list[Group]
     by_session: list[Group]
     check_s: dict[str, float]
+    corrupt: list[Corrupt]
 
     @property
     def share_not_verified(self) -> float:
@@ -74,9 +76,14 @@ class Summary:
         return [(k, s, len(ids), ids) for (k, s), ids in ranked[:limit]]
 
 
-def summarise(receipts: Sequence[Receipt]) -> Summary:
-    """Count ``receipts`` (any order); pending ones (stops still running) are left out."""
-    done = sorted((r for r in receipts if r.reason != "pending"), key=_when)
+def summarise(receipts: Sequence[Receipt], damaged: Sequence[Damaged] = ()) -> Summary:
+    """Count ``receipts`` (any order); pending ones (stops still running) are left out.
+
+    Corrupt receipts, and the ``damaged`` rows the ledger could not read, are not counted but
+    listed (:mod:`.corrupt`).
+    """
+    good, corrupt = sort_out((r for r in receipts if r.reason != "pending"), damaged)
+    done = sorted(good, key=_when)
     per_day: defaultdict[str, Counter[str]] = defaultdict(Counter)
     decisions: defaultdict[str, Counter[str]] = defaultdict(Counter)
     for r in done:
@@ -102,6 +109,7 @@ def summarise(receipts: Sequence[Receipt]) -> Summary:
         by_agent=_groups(done, per_receipt, lambda r: r.host),
         by_session=_groups(done, per_receipt, lambda r: r.session_id),
         check_s=dict(spent.most_common()),
+        corrupt=corrupt,
     )
 
 
@@ -169,6 +177,7 @@ def as_json(summary: Summary) -> dict[str, Any]:
         "stops": len(summary.receipts),
         "claims": summary.claims,
         "not_verified": summary.not_verified,
+        "corrupt": len(summary.corrupt),
         "would_block": {
             "stops": wb.stops,
             "sessions": len(wb.sessions),
