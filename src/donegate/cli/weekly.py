@@ -55,7 +55,10 @@ def report(
     else:
         with Ledger(state_dir) as local:
             html, summary = build(local, start, str(local.path))
-    output.write_text(html, encoding="utf-8")
+    try:
+        output.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"cannot write the report to {output}: {exc.strerror or exc}") from None
     click.echo(
         f"donegate: {len(summary.receipts)} receipts, {summary.not_verified} of "
         f"{summary.claims} done claims not verified; report written to {output}",
