@@ -148,20 +148,22 @@ ALMOST_HALF = Fraction(1, 2) - Fraction(1, 3 * 10**1001)  # no finite decimal ex
 def test_never_verified_where_the_rules_say_not(
     data: st.DataObject, max_age: float, skew: float
 ) -> None:
-    """Rules 2, 5 and the skew bound, with instants within a few units of every bound."""
+    """Rules 2, 5 and the skew bound, with instants within a few units of every bound. A float
+    bound is the decimal it writes (``repr``), as JSON writes it: 0.3 is 3/10."""
     m_text, m_at = data.draw(stamps(MUTATION))
+    written_age, written_skew = Fraction(repr(max_age)), Fraction(repr(skew))
     bound = data.draw(st.sampled_from(["order", "age", "skew"]))
     if bound == "order":
         e_text, e_at = data.draw(stamps(m_at))
         n_text, n_at = data.draw(stamps(e_at + 1))
     elif bound == "age":
         e_text, e_at = data.draw(stamps(m_at + 1))
-        n_text, n_at = data.draw(stamps(e_at + Fraction(max_age)))
+        n_text, n_at = data.draw(stamps(e_at + written_age))
     else:
         n_text, n_at = data.draw(stamps(m_at + 1))
-        e_text, e_at = data.draw(stamps(n_at + Fraction(skew)))
+        e_text, e_at = data.draw(stamps(n_at + written_skew))
     state = _decided(_doc(m_text, e_text, max_age), n_text, {"max_skew_s": skew})
-    allowed = e_at > m_at and n_at - e_at <= Fraction(max_age) and e_at - n_at <= Fraction(skew)
+    allowed = e_at > m_at and n_at - e_at <= written_age and e_at - n_at <= written_skew
     assert state == ("verified" if allowed else "unverified")
 
 
@@ -174,9 +176,20 @@ def test_never_verified_where_the_rules_say_not(
         # 5.0000009 s in the future under the 5 s skew bound.
         ("2026-08-27T18:04:15.0000009Z", "2026-08-27T18:04:10Z", 300, 5, "unverified"),
         ("2026-08-27T18:04:15.0000000Z", "2026-08-27T18:04:10Z", 300, 5, "verified"),
-        # A float bound counts by its exact binary value (0.1 is a little more than 1/10).
+        # A float bound counts as the decimal it writes: 0.1 is 1/10 (its binary value is a
+        # little more), 0.3 is 3/10 (its binary value is a little less), for the age and the skew.
         ("2026-08-27T18:04:09.9Z", "2026-08-27T18:04:10Z", 0.1, 5, "verified"),
         ("2026-08-27T18:04:09.89999999999999999Z", "2026-08-27T18:04:10Z", 0.1, 5, "unverified"),
+        ("2026-08-27T18:04:09.7Z", "2026-08-27T18:04:10Z", 0.3, 5, "verified"),
+        ("2026-08-27T18:04:09.6999999999999999999Z", "2026-08-27T18:04:10Z", 0.3, 5, "unverified"),
+        ("2026-08-27T18:04:10.3Z", "2026-08-27T18:04:10Z", 300, 0.3, "verified"),
+        (
+            "2026-08-27T18:04:10.3000000000000000001Z",
+            "2026-08-27T18:04:10Z",
+            300,
+            0.3,
+            "unverified",
+        ),
         # A huge integer bound is compared exactly, not through a float.
         ("2026-08-27T18:04:09Z", "2026-08-27T18:04:10Z", 10**400, 5, "verified"),
         ("2026-08-27T18:04:20Z", "2026-08-27T18:04:10Z", 300, Decimal("10.0000001"), "verified"),

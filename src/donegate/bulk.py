@@ -14,6 +14,7 @@ the reason. Nothing a line holds can stop the batch.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
@@ -33,7 +34,7 @@ class _DocumentPolicy:
     def __init__(self, policy: PolicyStruct) -> None:
         requires, max_age = policy.requires, policy.max_age_s
         self.requires: list[str] = [] if requires is msgspec.UNSET else requires
-        self.max_age_s: int | float | None = None if max_age is msgspec.UNSET else max_age
+        self.max_age_s: int | Decimal | None = None if max_age is msgspec.UNSET else max_age
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -103,7 +104,7 @@ class Batch:
         if not isinstance(policy, PolicyStruct):  # null, or no policy at all
             return _record(number, claim.task.id, rule(claim, _NO_RULES, options), _NO_POLICY)
         ruling = rule(claim, _DocumentPolicy(policy), options)
-        return _record(number, claim.task.id, ruling, _Applied("document", policy))
+        return _record(number, claim.task.id, ruling, _Applied("document", _written(policy)))
 
     def _answer_loaded(self, number: int, line: bytes) -> bytes:
         from donegate.claim import validated
@@ -150,6 +151,13 @@ def _write(out: IO[bytes], answers: list[bytes]) -> None:
 
 
 _BLOCK = 64 * 1024  # of answers, written at once
+
+
+def _written(policy: PolicyStruct) -> PolicyStruct:
+    """``policy`` as the models write it back: a decimal bound as the float nearest it."""
+    if type(policy.max_age_s) is not Decimal:
+        return policy
+    return msgspec.structs.replace(policy, max_age_s=float(policy.max_age_s))
 
 
 def _plain_applied(applied: AppliedPolicy) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from donegate.construct import built
 from donegate.errors import InvalidInput
 from donegate.instant import Instant
 from donegate.jsonvalue import JsonObject, JsonValue
-from donegate.policy import AppliedPolicy, Policy
+from donegate.policy import AppliedPolicy, Policy, exact_bound
 from donegate.wire import WireModel, translate
 
 SPEC_VERSION = "0.1"
@@ -168,9 +168,23 @@ def validated(data: str | bytes | dict[str, Any]) -> Claim:
     try:
         if isinstance(data, dict):
             return Claim.model_validate(data)
-        return Claim.model_validate_json(data)
+        claim = Claim.model_validate_json(data)
     except ValidationError as exc:
         raise translate(exc, what="claim", data=None if isinstance(data, dict) else data) from None
+    return with_exact_bound(claim, data)
+
+
+def with_exact_bound(claim: Claim, text: str | bytes) -> Claim:
+    """``claim``, read from JSON ``text``, with its policy's ``max_age_s`` the decimal the text
+    writes (see :func:`donegate.policy.exact_bound`)."""
+    policy = claim.policy
+    if policy is None:
+        return claim
+    try:
+        exact = exact_bound(policy, text, within="policy")
+    except ValueError as exc:
+        raise InvalidInput(f"policy.max_age_s: {exc}", "policy.max_age_s") from None
+    return claim if exact is policy else claim.model_copy(update={"policy": exact})
 
 
 def load_claim(source: str | Path) -> Claim:

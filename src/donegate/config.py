@@ -10,8 +10,10 @@ naming the key path (``checks[1].timeout_s``).
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +96,7 @@ def parse_config(
     """Validate configuration TOML text; ``environ`` defaults to the process environment."""
     environ = os.environ if environ is None else environ
     expanded, secrets = configtext.expanded(text, environ, source)
+    _exact_bound(expanded, text)
     redactor = NO_SECRETS.with_secrets(secrets)
     try:
         return _build(expanded, base_dir or Path.cwd(), redactor, source)
@@ -115,6 +118,14 @@ def _build(raw: dict[str, Any], base_dir: Path, redactor: Redactor, source: str)
         redactor=redactor,
         source=source,
     )
+
+
+def _exact_bound(raw: dict[str, Any], text: str) -> None:
+    """``[policy] max_age_s`` made the decimal the text writes: TOML's reader makes a float of
+    ``0.3`` (the binary number nearest it), which a bound of that age is not."""
+    table = raw.get("policy")
+    if isinstance(table, dict) and type(table.get("max_age_s")) is float:
+        table["max_age_s"] = tomllib.loads(text, parse_float=Decimal)["policy"]["max_age_s"]
 
 
 def _list(raw: dict[str, Any], key: str) -> list[Any]:

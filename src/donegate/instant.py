@@ -112,14 +112,19 @@ class Instant:
         return self.exact() - other.exact()
 
     def float_seconds_since(self, other: Instant) -> float:
-        """``float(self.seconds_since(other))``, the float nearest the exact difference, without
-        making fractions: a message prints it for each stale item of a batch."""
+        """``float(self.seconds_since(other))``, the float nearest the exact difference."""
+        units, places = self.units_since(other)
+        scale: int = 10**places
+        return units / scale  # an int by an int rounds correctly, as a Fraction's float does
+
+    def units_since(self, other: Instant) -> tuple[int, int]:
+        """``self - other`` as ``(units, places)``: ``units * 10**-places`` seconds, exactly, in
+        integers (no fractions made: a message works it out for each stale item of a batch)."""
         (whole, digits), (other_whole, other_digits) = self.key, other.key
         places = max(len(digits), len(other_digits))
-        scale: int = 10**places
-        units = (whole - other_whole) * scale
+        units = (whole - other_whole) * 10**places
         units += _scaled(digits, places) - _scaled(other_digits, places)
-        return units / scale  # an int by an int rounds correctly, as a Fraction's float does
+        return units, places
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Instant) and self.key == other.key

@@ -17,6 +17,7 @@ all; the rules read the structs as they read those models.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from functools import cache
 from operator import attrgetter
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import msgspec
 
 from donegate.construct import built
+from donegate.duration import in_float_range
 from donegate.instant import Instant, instant_key
 from donegate.record import Record
 
@@ -69,9 +71,11 @@ def _nested(levels: int) -> object:
 if TYPE_CHECKING:  # the rules read a decoded value as any JSON, and an instant's text as Instant
     Value = Any
     Text = Any
+    Bound = int | Decimal  # read() makes a float the decimal the line writes
 else:
     Value = _nested(VALUE_DEPTH)
     Text = str
+    Bound = Seconds  # decoded as a number only: a Decimal would also take a string
 
 
 class _Struct(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -112,7 +116,7 @@ class _Evidence(_Struct, kw_only=True):  # the model's field order, an optional 
 class PolicyStruct(_Struct):
     id: str | msgspec.UnsetType | None = msgspec.UNSET
     requires: list[str] | msgspec.UnsetType = msgspec.UNSET
-    max_age_s: Seconds | msgspec.UnsetType | None = msgspec.UNSET
+    max_age_s: Bound | msgspec.UnsetType | None = msgspec.UNSET
     on_unverified: Literal["block", "warn", "record"] | msgspec.UnsetType = msgspec.UNSET
 
 
@@ -165,7 +169,46 @@ def read(line: bytes) -> ClaimStruct | None:
         return None
     if len(line) > LONGEST_INTEGER and _TOO_MANY_DIGITS.search(line):
         return None  # perhaps only digits in a string, but the loader alone can tell
+    policy = claim.policy
+    if type(policy) is PolicyStruct and type(policy.max_age_s) is float:
+        return claim if _exact_bound(policy, line) else None
     return claim
+
+
+def _exact_bound(policy: PolicyStruct, line: bytes) -> bool:
+    """``policy.max_age_s`` made the decimal ``line`` writes; False when that is not a bound
+    (below zero however little, or past a float's range): the loader then says why."""
+    bound = exact_max_age(line, within="policy")
+    if not isinstance(bound, Decimal) or bound < 0 or not in_float_range(bound):
+        return False
+    policy.max_age_s = bound
+    return True
+
+
+class _ExactPolicy(msgspec.Struct, gc=False):
+    max_age_s: int | Decimal | None = None
+
+
+class _ExactClaim(msgspec.Struct, gc=False):
+    policy: _ExactPolicy | None = None
+
+
+_EXACT_IN_POLICY = msgspec.json.Decoder(_ExactPolicy)
+_EXACT_IN_CLAIM = msgspec.json.Decoder(_ExactClaim)
+
+
+def exact_max_age(text: bytes, *, within: str | None) -> int | Decimal | None:
+    """The ``max_age_s`` of the JSON object ``text`` (of its member ``within``: only ``policy``),
+    read from its digits: ``0.3`` is three tenths, not the float nearest it. Only for a text the
+    loader took, with a number there: its other members are passed over unread. ``ValueError``
+    when the text cannot be read so."""
+    try:
+        if within is None:
+            return _EXACT_IN_POLICY.decode(text).max_age_s
+        policy = _EXACT_IN_CLAIM.decode(text).policy
+    except msgspec.DecodeError as exc:
+        raise ValueError(str(exc)) from None
+    return None if policy is None else policy.max_age_s
 
 
 def _settled(claim: ClaimStruct) -> bool:

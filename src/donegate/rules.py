@@ -21,6 +21,7 @@ from fractions import Fraction
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from donegate.duration import exact, exceeds, on_grid, seconds_text, units_text
 from donegate.expectation import Comparison, compare
 from donegate.instant import MAX_FRACTION_DIGITS, Instant, Seconds, decimal_digits, is_finite
 from donegate.record import Record
@@ -84,7 +85,7 @@ class PolicyView(Protocol):
     @property
     def requires(self) -> Sequence[str]: ...
     @property
-    def max_age_s(self) -> int | float | None: ...
+    def max_age_s(self) -> Seconds | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,18 +199,23 @@ class _Window:
     """The instants evidence may carry at one decision time: not older than ``max_age`` (when the
     policy sets one), not later than the clock's skew allows.
 
-    The bounds are instant keys, worked out exactly once, so each item costs two comparisons of
-    keys: ``now - at > max_age`` exactly when ``at`` orders before ``now - max_age``.
+    Each bound is held exactly (a float as the decimal it writes: :func:`donegate.duration.exact`)
+    and as an instant key, worked out once, so each item costs two comparisons of keys:
+    ``now - at > max_age`` exactly when ``at`` orders before ``now - max_age``. An item the keys
+    put outside is decided again in integers by the comparison its message prints
+    (:func:`_stale`, :func:`_ahead`), so the verdict and the words come from one comparison.
     """
 
-    __slots__ = ("max_age_text", "newest", "oldest", "skew_text")
+    __slots__ = ("max_age", "max_age_text", "newest", "oldest", "skew", "skew_text")
 
     def __init__(self, now: Instant, max_age: Seconds | None, skew: Seconds) -> None:
         # As messages print them, written once: a stale batch would write them for every item.
-        self.max_age_text = None if max_age is None else _g(max_age)
-        self.skew_text = _g(skew)
-        self.oldest = None if max_age is None else _shifted(now.key, max_age, -1)
-        self.newest = _shifted(now.key, skew, 1)
+        self.max_age = None if max_age is None else on_grid(exact(max_age))
+        self.max_age_text = None if max_age is None else seconds_text(exact(max_age))
+        self.skew = on_grid(exact(skew))
+        self.skew_text = seconds_text(exact(skew))
+        self.oldest = None if self.max_age is None else _shifted(now.key, self.max_age, -1)
+        self.newest = _shifted(now.key, self.skew, 1)
 
     @classmethod
     def at(cls, now: Instant, max_age: Seconds | None, skew: Seconds) -> _Window:
@@ -273,20 +279,40 @@ def _why_not_counted(
         before = _written_after(mutations, item)
         if before is not None:
             return before
-    # Exact: an instant 300.0000009 s old is older than 300 s, and a float bound counts by its
-    # exact binary value, so no rounding ever makes evidence look fresh.
+    # Exact: an instant 300.0000009 s old is older than 300 s, and 0.3 s old is not older than
+    # a max_age_s of 0.3, so no rounding ever makes evidence look fresh or stale.
     oldest = window.oldest
     if oldest is not None and at_key < oldest:
-        return (
-            f"stale: {_g(now.float_seconds_since(at))} s old at decision time, "
-            f"policy max_age_s is {window.max_age_text} (rule 5)"
-        )
+        stale = _stale(now, at, window)
+        if stale is not None:
+            return stale
     if at_key > window.newest:
-        return (
-            f"dated {_g(at.float_seconds_since(now))} s after the decision time, "
-            f"beyond the allowed clock skew of {window.skew_text} s"
-        )
+        return _ahead(now, at, window)
     return None
+
+
+def _stale(now: Instant, at: Instant, window: _Window) -> str | None:
+    """Rule 5's message for an item older than the policy's bound, else None; the age and the
+    bound it prints are the very values compared."""
+    units, places = now.units_since(at)
+    assert window.max_age is not None
+    if not exceeds(units, places, window.max_age):
+        return None
+    return (
+        f"stale: {units_text(units, places)} s old at decision time, "
+        f"policy max_age_s is {window.max_age_text} (rule 5)"
+    )
+
+
+def _ahead(now: Instant, at: Instant, window: _Window) -> str | None:
+    """The skew bound's message for an item dated too far after the decision time, else None."""
+    units, places = at.units_since(now)
+    if not exceeds(units, places, window.skew):
+        return None
+    return (
+        f"dated {units_text(units, places)} s after the decision time, "
+        f"beyond the allowed clock skew of {window.skew_text} s"
+    )
 
 
 _WRITTEN_KEY = attrgetter("at.key")  # read in C, with no Python frame per mutation
@@ -305,14 +331,6 @@ def _written_after(mutations: Sequence[MutationView], item: EvidenceView) -> str
                 "(rule 2: a check before the write proves nothing about it)"
             )
     return None
-
-
-def _g(seconds: Seconds) -> str:
-    """Seconds for a message, as ``%g`` writes them; a number too large for a float as is."""
-    try:
-        return f"{float(seconds):g}"
-    except OverflowError:
-        return str(seconds)  # only an integer can be too large for a float here
 
 
 def _unmet(
