@@ -79,6 +79,12 @@ def test_since_instant_and_garbage() -> None:
             parse_since(bad)
 
 
+@pytest.mark.parametrize("span", ["1000000d", "9999999999d", "99999999999999999999m"])
+def test_since_past_the_year_one_is_invalid_input(span: str) -> None:
+    with pytest.raises(InvalidInput, match=f"--since {span} reaches back before the year 1"):
+        parse_since(span)
+
+
 def _receipts_json(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, object]]:
     capsys.readouterr()
     assert run(["receipts", *args, "--json"]) == 0

@@ -17,7 +17,10 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     span = _SPAN.match(text.strip())
     if span is not None:
         amount, unit = int(span.group(1)), _UNITS[span.group(2)]
-        return (now or datetime.now(UTC)) - timedelta(**{unit: amount})
+        try:
+            return (now or datetime.now(UTC)) - timedelta(**{unit: amount})
+        except OverflowError:  # past the year 1, or more days than a timedelta holds
+            raise InvalidInput(f"--since {text.strip()} reaches back before the year 1") from None
     try:
         return Instant.parse(text.strip()).value
     except ValueError as exc:
