@@ -27,7 +27,9 @@ from donegate.exitcodes import ExitCode
 def accept(paths: tuple[str, ...], yes: bool, state_dir: Path | None) -> int:
     """Accept what an agent wrote at PATH (default: everything still the agent's).
 
-    Shows the diff of each file against HEAD first, then records who accepted it and when.
+    Shows the diff of each file against HEAD first, then records who accepted it and when. A
+    path that is not a regular file (a symlink, a FIFO, a device), cannot be read, or is larger
+    than 64 MiB is refused, with the reason (exit 4); the others are accepted as usual.
     Accepting is a person's act: run from an agent's tool call it refuses, and an acceptance the
     agent made anyway is withdrawn at its next stop.
     """
@@ -43,10 +45,17 @@ def accept(paths: tuple[str, ...], yes: bool, state_dir: Path | None) -> int:
         )
         return ExitCode.USAGE
     acceptance = Acceptance(statedir.ensure(state_dir), Path.cwd())
-    chosen = acceptance.candidates(paths)
-    if not chosen:
+    found = acceptance.candidates(paths)
+    for item in found:
+        if item.refused:
+            click.echo(f"donegate accept: refused {item.path}: {item.refused}", err=True)
+    chosen = [item for item in found if not item.refused]
+    # A path that could not be accepted is an input rejected (4), whatever became of the others.
+    done = ExitCode.INVALID_INPUT if len(chosen) < len(found) else ExitCode.OK
+    if not found:
         click.echo("donegate accept: nothing to accept: no content here is an agent's.", err=True)
-        return ExitCode.OK
+    if not chosen:
+        return done
     for item in chosen:
         sys.stdout.write(item.diff)
     names = ", ".join(item.path for item in chosen)
@@ -55,4 +64,4 @@ def accept(paths: tuple[str, ...], yes: bool, state_dir: Path | None) -> int:
         return ExitCode.USAGE
     acceptance.accept(chosen, person())
     click.echo(f"donegate accept: accepted {names} as {person()}.", err=True)
-    return ExitCode.OK
+    return done
