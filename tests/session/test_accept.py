@@ -152,3 +152,16 @@ def test_one_long_line_is_cut_in_the_diff_and_the_cut_said(tmp_path: Path) -> No
     )
     assert f"... only the first {MAX_DIFF_BYTES:,} bytes of each side were compared" in shown
     assert len(done.stdout) < 10 * MAX_LINE_CHARS
+
+
+def test_what_could_redraw_the_terminal_is_shown_as_its_escape(tmp_path: Path) -> None:
+    # An agent's line that erases the line above it and moves up (ESC [2K, ESC [1A), and one
+    # whose text a bidi override reverses: the person must see them as they are.
+    repo = make_repo(tmp_path)
+    (repo / "tests" / "test_zip.py").write_text("assert True\x1b[1A\x1b[2K\nx = 'a\u202eb'\n")
+    done = accept(repo, tmp_path / "state", "tests/test_zip.py")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout
+    assert "\u202e" not in done.stdout
+    assert "+assert True\\x1b[1A\\x1b[2K\n" in done.stdout
+    assert "+x = 'a\\u202eb'\n" in done.stdout

@@ -212,9 +212,18 @@ def _compared(content: bytes | None) -> tuple[list[str], bool]:
 
 
 def _shown(line: str) -> str:
-    """A diff line as printed: cut at :data:`MAX_LINE_CHARS`, and ended (a file's last line may
-    have no newline, and would run into what is printed after it)."""
+    """A diff line as printed: cut at :data:`MAX_LINE_CHARS`, its controls made visible, and
+    ended (a file's last line may have no newline, and would run into what is printed after)."""
     if len(line) <= MAX_LINE_CHARS + 1:  # its newline is not counted
-        return line if line.endswith("\n") else line + "\n"
+        return line.translate(_VISIBLE) + ("" if line.endswith("\n") else "\n")
     more = len(line.rstrip("\r\n")) - MAX_LINE_CHARS
-    return f"{line[:MAX_LINE_CHARS]} [... {more:,} more characters not shown]\n"
+    return f"{line[:MAX_LINE_CHARS].translate(_VISIBLE)} [... {more:,} more characters not shown]\n"
+
+
+# What an agent's content could use to redraw the terminal the person reviews it in (an escape
+# sequence erasing the lines above, a backspace, text reordered by a bidi control), written as
+# its escape instead. Tabs and line ends print as themselves.
+_CONTROLS = [*range(0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_VISIBLE = {
+    c: f"\\u{c:04x}" if c > 0xFF else f"\\x{c:02x}" for c in _CONTROLS if chr(c) not in "\t\n\r"
+}
