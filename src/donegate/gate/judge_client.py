@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from donegate.gate.judge import JudgeFailure
+from donegate.gate.judge import JudgeFailure, strict_json
 from donegate.gate.judge_config import JudgeConfig
 from donegate.redact import NO_SECRETS, Redactor
 
@@ -32,12 +32,8 @@ def ask(config: JudgeConfig, system: str, prompt: str) -> str:
     if response.status_code != 200:
         body = redactor.text(response.text[:300])
         raise JudgeFailure("http", f"status {response.status_code}: {body}")
-    try:
-        body = response.json()
-    except ValueError:
-        raise JudgeFailure("malformed", "the response body is not JSON") from None
     read = _openai_text if config.provider == "openai" else _anthropic_text
-    return read(body)
+    return read(strict_json(response.content, "the response body"))
 
 
 def _masked(redactor: Redactor, exc: Exception) -> str:
@@ -86,9 +82,14 @@ def _openai_text(body: object) -> str:
     if message.get("refusal") or choice.get("finish_reason") == "content_filter":
         raise JudgeFailure("refused", str(message.get("refusal") or "content_filter"))
     content = message.get("content")
-    if not isinstance(content, str):
-        raise JudgeFailure("malformed", "choices[0].message.content is not text")
-    return content
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        # The chat API's content parts: text, or a refusal in a part of its own.
+        return _text_parts(content, "choices[0].message.content")
+    raise JudgeFailure(
+        "malformed", "choices[0].message.content is neither text nor a list of parts"
+    )
 
 
 def _anthropic_text(body: object) -> str:
@@ -96,13 +97,21 @@ def _anthropic_text(body: object) -> str:
         raise JudgeFailure("malformed", "no content list in the response")
     if body.get("stop_reason") == "refusal":
         raise JudgeFailure("refused", "stop_reason: refusal")
+    return _text_parts(body["content"], "content")
+
+
+def _text_parts(parts: list[Any], where: str) -> str:
+    """The text parts joined; parts of other types (thinking, tool use) are not the answer."""
     texts: list[str] = []
-    for block in body["content"]:
-        if isinstance(block, dict) and block.get("type") == "text":
-            text = block.get("text")
+    for part in parts:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "refusal":
+            raise JudgeFailure("refused", str(part.get("refusal"))[:300])
+        if kind == "text":
+            text = part.get("text")
             if not isinstance(text, str):
-                raise JudgeFailure("malformed", "a text block without text")
+                raise JudgeFailure("malformed", f"a text part of {where} without text")
             texts.append(text)
     if not texts:
-        raise JudgeFailure("malformed", "no text block in the response")
+        raise JudgeFailure("malformed", f"no text part in {where}")
     return "".join(texts)
