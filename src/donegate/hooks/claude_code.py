@@ -11,12 +11,23 @@ reader honours only ``hookSpecificOutput.decision``/``reason`` (microsoft/vscode
 answer serves both, so the payload tells them apart: VS Code's carries a ``timestamp`` and
 neither ``permission_mode`` nor ``last_assistant_message``, which Claude Code's Stop always
 carries. Such an event is the host ``vscode``, and is answered in VS Code's terms: a veto is
-never recorded for a block the host would ignore.
+never recorded for a block the host would ignore. VS Code's references disagree on the common
+fields' spelling (``session_id`` on GitHub's page, ``sessionId`` on VS Code's): both are read.
+Its ``SubagentStop`` answer is the top-level ``decision``/``reason``, as its reference gives it.
+
+Copilot CLI reads ``.claude/settings.json`` too, and sends VS Code's payload with a
+``stop_reason`` (and ``COPILOT_PROJECT_DIR`` in the hook's environment): that event is the host
+``copilot``, answered as Copilot's reference says, with a top-level ``decision``.
+
+Claude Code tells the main agent that a background subagent ended with a ``UserPromptSubmit``
+whose prompt is a ``<task-notification>``: the host wrote it, not the person, so it is no turn of
+the person's, and the subagent's writes stay the session's, judged at its next stop.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -31,6 +42,11 @@ if TYPE_CHECKING:
 
 NAME = "claude-code"
 VSCODE = "vscode"
+COPILOT = "copilot"
+# The prompt Claude Code makes from a background task's end: the host's words, not the person's.
+TASK_NOTIFICATION = "<task-notification>"
+# A background task in one of these states is over: it holds no stop back.
+_FINISHED = frozenset({"completed", "failed", "killed", "stopped", "cancelled", "canceled"})
 
 STOP_EVENTS = ("Stop", "SubagentStop")
 EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", *STOP_EVENTS)
@@ -77,29 +93,47 @@ def parse(
     """A Claude Code-shaped payload as a :class:`HookEvent`; raise InvalidInput when unusable."""
     if not isinstance(payload, dict):
         raise InvalidInput(f"hook payload is a JSON object, got {type(payload).__name__}")
-    name = _text(payload, "hook_event_name") or ("Stop" if "stop_hook_active" in payload else "")
-    session = _text(payload, "session_id")
+    name = _text(payload, "hook_event_name", "hookEventName") or (
+        "Stop" if "stop_hook_active" in payload else ""
+    )
+    session = _text(payload, "session_id", "sessionId")
     if not session:
         raise InvalidInput("hook payload has no session_id", path="session_id")
     cwd = _text(payload, "cwd")
     _check_clean(session, "session_id")
     _check_clean(cwd, "cwd")
-    if host == NAME and _from_vscode(payload):
-        host = VSCODE
+    if host == NAME:
+        host = _host(payload)
+    prompt = _text(payload, "prompt")
+    kind = dialect.kinds.get(name, "ignored")
+    if kind == "baseline" and prompt is not None and _from_host(prompt):
+        kind = "ignored"
+    subagent = _subagent(payload, name)
     return HookEvent(
         host=host,
         host_event=name,
-        kind=dialect.kinds.get(name, "ignored"),
+        kind=kind,
         session_id=session,
         cwd=Path(cwd) if cwd else (fallback_cwd or Path.cwd()),
-        continuing=payload.get("stop_hook_active") is True,
-        background_tasks=_count(payload.get("background_tasks")),
+        continuing=any(payload.get(k) is True for k in ("stop_hook_active", "stopHookActive")),
+        background_tasks=_running(payload.get("background_tasks"), subagent),
         # A subagent's stop (SubagentStop, or a Stop that names an agent_id) is not the session's.
-        subagent=_subagent(payload, name),
+        subagent=subagent,
         tool_use=_tool_use(payload, dialect, failed=name in dialect.failure_events),
         last_message=_text(payload, dialect.message_key),
-        prompt=_text(payload, "prompt"),
+        prompt=prompt,
     )
+
+
+def _host(payload: dict[str, Any]) -> str:
+    """Which host of the family sent a payload to Claude Code's settings file."""
+    if "stop_reason" in payload or os.environ.get("COPILOT_PROJECT_DIR"):
+        return COPILOT
+    return VSCODE if _from_vscode(payload) else NAME
+
+
+def _from_host(prompt: str) -> bool:
+    return prompt.lstrip().startswith(TASK_NOTIFICATION)
 
 
 def _check_clean(value: str | None, key: str) -> None:
@@ -117,21 +151,38 @@ def _from_vscode(payload: dict[str, Any]) -> bool:
 
 
 def _subagent(payload: dict[str, Any], name: str) -> str | None:
-    agent = _text(payload, "agent_id")
+    agent = _text(payload, "agent_id", "agentId")
     if name == "SubagentStop":
-        return agent or _text(payload, "agent_type") or "subagent"
+        return agent or _text(payload, "agent_type", "agentType") or "subagent"
     return agent if name in STOP_EVENTS and agent else None
 
 
-def _text(payload: dict[str, Any], key: str) -> str | None:
-    value = payload.get(key)
-    return value if isinstance(value, str) else None
+def _text(payload: dict[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, str):
+            return value
+    return None
 
 
-def _count(value: object) -> int:
-    if isinstance(value, list | dict):
-        return len(value)
-    return 1 if value else 0
+def _running(tasks: object, agent: str | None) -> int:
+    """How many background tasks still run, besides the subagent whose stop this is: a
+    background subagent's own ``SubagentStop`` lists itself as running, and was let go unchecked.
+    """
+    if isinstance(tasks, dict):
+        tasks = list(tasks.values())
+    if not isinstance(tasks, list):
+        return 1 if tasks else 0
+    return sum(1 for task in tasks if not _over(task, agent))
+
+
+def _over(task: object, agent: str | None) -> bool:
+    if not isinstance(task, dict):
+        return False
+    status = task.get("status")
+    if isinstance(status, str) and status.lower() in _FINISHED:
+        return True
+    return agent is not None and task.get("id") == agent
 
 
 def _tool_use(payload: dict[str, Any], dialect: Dialect, *, failed: bool) -> ToolUse | None:
@@ -153,7 +204,7 @@ def render(answer: HookAnswer, event: HookEvent, *, block: str = "block") -> Hos
     """
     body: dict[str, Any] = {}
     blocks = event.kind == "stop" and answer.decision == "block" and bool(answer.reason)
-    if blocks and event.host == VSCODE:
+    if blocks and event.host == VSCODE and event.host_event != "SubagentStop":
         body = {
             "hookSpecificOutput": {
                 "hookEventName": event.host_event,
@@ -165,4 +216,6 @@ def render(answer: HookAnswer, event: HookEvent, *, block: str = "block") -> Hos
         body = {"decision": block, "reason": answer.reason}
     if answer.notice:
         body["systemMessage"] = answer.notice
-    return HostOutput(json.dumps(body) if body else "", 0)
+    # Copilot CLI shows a hook's standard error, not a systemMessage it does not document.
+    notice = (answer.notice or "") if event.host == COPILOT else ""
+    return HostOutput(json.dumps(body) if body else "", 0, notice)

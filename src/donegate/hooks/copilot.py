@@ -7,6 +7,11 @@ compatible form (``Stop``, snake_case fields), which this adapter reads as well.
 not name its event, so each installed entry sets ``DONEGATE_HOOK_EVENT`` in its ``env``.
 ``agentStop`` answers ``{"decision": "block", "reason": ...}`` to keep the agent working; the
 entry's time limit is ``timeoutSec``.
+
+A subagent's end fires two events: ``agentStop`` under the subagent's own session, naming its
+``parentAgentId``, and ``subagentStop`` under the parent's session, naming its ``agentId``. One
+stop is gated once: the ``subagentStop``, which donegate files under the parent's session (its
+root, baseline and pinned configuration); the ``agentStop`` of a subagent is let go unread.
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ def parse(payload: Any, *, fallback_cwd: Path | None = None) -> HookEvent:
     cwd_text = _text(payload, "cwd")
     cwd = Path(cwd_text) if cwd_text else (fallback_cwd or Path.cwd())
     kind = _KINDS.get(name, "ignored")
+    if name == "agentStop" and _text(payload, "parentAgentId", "parent_agent_id"):
+        kind = "ignored"  # the same stop's subagentStop is the one gated
     session_id = _session(payload, cwd)
     for key, value in (("sessionId", session_id), ("cwd", str(cwd))):
         # Stored in SQLite and passed to the file system: a NUL or a lone surrogate cannot be.
