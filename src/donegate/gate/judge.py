@@ -63,7 +63,7 @@ Ask = Callable[[JudgeConfig, str, str], str]
 
 
 class JudgeFailure(Exception):
-    """No usable answer: ``kind`` is timeout, transport, http, refused or malformed."""
+    """No usable answer: ``kind`` is timeout, transport, http, too_large, refused or malformed."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(f"{kind}: {message}")

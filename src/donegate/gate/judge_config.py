@@ -64,7 +64,9 @@ class JudgeConfig(_JudgeConfigFields):
     Messages API). ``max_invocations``: calls per session (0: no cap). ``seam``: which capped
     seam the judge rides. ``scrutiny = "light"`` is the catalog's light-scrutiny review: the
     judge is skipped when the ledger is clear (subordinate to the skip rule). The key comes from
-    ``api_key`` or the variable ``api_key_env``, read at call time.
+    ``api_key`` or the variable ``api_key_env``, read at call time. ``timeout_s`` bounds the whole
+    exchange (connect, request, the answer's last byte), not each read; ``connect_timeout_s``
+    bounds the connect within it.
     """
 
     __slots__ = ()
