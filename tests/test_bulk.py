@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from donegate import bulk, reader
-from donegate.claim import Claim, parse_claim, validated
+from donegate.claim import Claim, as_model, parse_claim, validated
 from donegate.errors import InvalidInput
 from donegate.instant import Instant
 from donegate.rules import VerifyOptions
@@ -42,7 +42,7 @@ def assert_same(line: bytes, options: VerifyOptions = OPTIONS) -> None:
     assert fast == loaded, line[:300]
     struct = reader.read(line)
     if struct is not None:  # taken by the reader: the models must take it too, and be the same
-        assert_same_models(reader.as_model(struct), validated(line))
+        assert_same_models(as_model(struct), validated(line))
 
 
 def assert_same_models(built: Claim, checked: Claim) -> None:

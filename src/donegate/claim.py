@@ -22,6 +22,10 @@ from donegate.jsonvalue import JsonObject, JsonValue
 from donegate.policy import AppliedPolicy, Policy, exact_bound
 from donegate.wire import WireModel, translate
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from donegate.reader import ClaimStruct, EvidenceStruct, PolicyStruct
+
 SPEC_VERSION = "0.1"
 SCHEMA_ID = "https://donegate.dev/schema/completion-claim-0.1.schema.json"
 
@@ -152,7 +156,7 @@ def parse_claim(data: str | bytes | dict[str, Any]) -> Claim:
     would) is made into the same models without a second validation.
     """
     if not isinstance(data, dict):
-        from donegate.reader import as_model, read
+        from donegate.reader import read
 
         try:
             struct = read(data.encode() if isinstance(data, str) else data)
@@ -202,3 +206,98 @@ def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of the document, generated from the models."""
     schema = Claim.model_json_schema(mode="validation")
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}
+
+
+def as_model(claim: ClaimStruct) -> Claim:
+    """The loader's model of a claim :func:`donegate.reader.read` took: the same values and the
+    same fields set, built without validating again what was just validated."""
+    # The reader (msgspec, about 10 ms) only once a text is read: this module does not need it.
+    from donegate.reader import UNSET, Absent, PolicyStruct
+
+    task = claim.task
+    task_fields, task_values = _given(
+        UNSET, {"id": task.id, "description": task.description, "requested_by": task.requested_by}
+    )
+    mutations = [
+        built(
+            Mutation,
+            _MUTATION_FIELDS,
+            {"id": m.id, "kind": m.kind, "target": m.target, "at": m.at},
+        )
+        for m in claim.mutations
+    ]
+    policy = claim.policy
+    fields, values = _given(
+        UNSET,
+        {
+            "spec_version": claim.spec_version,
+            "task": built(Task, task_fields, task_values),
+            "claimed_outcome": claim.claimed_outcome,
+            "mutations": UNSET if type(claim.mutations) is Absent else mutations,
+            "evidence": UNSET
+            if type(claim.evidence) is Absent
+            else _evidence(claim.evidence, UNSET),
+            "policy": _policy_model(policy, UNSET) if isinstance(policy, PolicyStruct) else policy,
+            "verdict": UNSET if claim.verdict is UNSET else None,  # only the verifier makes one
+        },
+    )
+    return built(Claim, fields, values)
+
+
+def _evidence(items: list[EvidenceStruct], unset: object) -> list[Evidence]:
+    out = []
+    for item in items:
+        verifier = built(
+            Verifier, _VERIFIER_FIELDS, {"id": item.verifier.id, "kind": item.verifier.kind}
+        )
+        values = {
+            "check_type": item.check_type,
+            "target": item.target,
+            "expected": item.expected,
+            "observed_value": item.observed_value,
+            "at": item.at,
+            "covers": item.covers,
+            "verifier": verifier,
+        }
+        out.append(built(Evidence, *_given(unset, values)))
+    return out
+
+
+def _policy_model(policy: PolicyStruct, unset: object) -> Policy:
+    values = {
+        "id": policy.id,
+        "requires": policy.requires,
+        "max_age_s": policy.max_age_s,
+        "on_unverified": policy.on_unverified,
+    }
+    return built(Policy, *_given(unset, values))
+
+
+def _given(unset: object, values: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:
+    """The fields that were given, and every field's value: an ``unset`` one gets the model's
+    default (a list of its own where the model's default is a new list)."""
+    fields = set(values)
+    for name, value in values.items():
+        if value is unset:
+            fields.discard(name)
+            default = _DEFAULTS[name]
+            values[name] = default() if callable(default) else default
+    return fields, values
+
+
+# The models' defaults, by field name (no two models give one name different defaults).
+_DEFAULTS: dict[str, Any] = {
+    "description": None,
+    "requested_by": None,
+    "observed_value": None,
+    "mutations": list,
+    "evidence": list,
+    "policy": None,
+    "verdict": None,
+    "id": None,
+    "requires": list,
+    "max_age_s": None,
+    "on_unverified": "block",
+}
+_MUTATION_FIELDS = {"id", "kind", "target", "at"}  # shared: frozen models never change theirs
+_VERIFIER_FIELDS = {"id", "kind"}

@@ -10,28 +10,22 @@ wrong. So the reader never accepts what the loader refuses, and never has error 
 own.
 
 The structs remember which optional fields were given (an unset one is ``UNSET``, an absent list
-an :class:`Absent` one), so :func:`as_model` can make the loader's models of them, fields set and
-all; the rules read the structs as they read those models.
+an :class:`Absent` one), so :func:`donegate.claim.as_model` can make the loader's models of them,
+fields set and all; the rules read the structs as they read those models. This module knows
+nothing of those models: the loader imports it, never the other way.
 """
 
 from __future__ import annotations
 
 import re
 from decimal import Decimal
-from functools import cache
 from operator import attrgetter
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 
-from donegate.construct import built
 from donegate.duration import in_float_range
 from donegate.instant import Instant, instant_key
-from donegate.record import Record
-
-if TYPE_CHECKING:
-    from donegate.claim import Claim, Evidence, Mutation, Task, Verifier
-    from donegate.policy import Policy
 
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 Seconds = Annotated[int, msgspec.Meta(ge=0)] | Annotated[float, msgspec.Meta(ge=0)]
@@ -103,7 +97,7 @@ class _Verifier(_Struct):
     kind: Literal["independent", "self_attested", "absent"]
 
 
-class _Evidence(_Struct, kw_only=True):  # the model's field order, an optional one inside
+class EvidenceStruct(_Struct, kw_only=True):  # the model's field order, an optional one inside
     check_type: NonEmpty
     target: str
     expected: dict[str, Value]
@@ -125,14 +119,14 @@ class ClaimStruct(_Struct):
     task: _Task
     claimed_outcome: str
     mutations: list[_Mutation] = msgspec.field(default_factory=Absent)
-    evidence: list[_Evidence] = msgspec.field(default_factory=Absent)
+    evidence: list[EvidenceStruct] = msgspec.field(default_factory=Absent)
     policy: PolicyStruct | msgspec.UnsetType | None = msgspec.UNSET
     # Only the verifier computes a verdict, so this one is never read; it is decoded all the same,
     # as the loader reads it (raw, its text would go unchecked: invalid UTF-8 slips through).
     verdict: Value | msgspec.UnsetType = msgspec.UNSET
 
 
-class _DeepEvidence(_Evidence, kw_only=True):
+class _DeepEvidence(EvidenceStruct, kw_only=True):
     expected: dict[str, Any]
     observed_value: Any | msgspec.UnsetType = msgspec.UNSET
 
@@ -254,114 +248,4 @@ def _new_instant(text: str) -> Instant | None:
     return instant
 
 
-def as_model(claim: ClaimStruct) -> Claim:
-    """The loader's model of a claim :func:`read` took: the same values and the same fields set,
-    built without validating again what was just validated."""
-    models = _models()
-    task = claim.task
-    task_fields, task_values = _given(
-        {"id": task.id, "description": task.description, "requested_by": task.requested_by}
-    )
-    mutations = [
-        built(
-            models.Mutation,
-            _MUTATION_FIELDS,
-            {"id": m.id, "kind": m.kind, "target": m.target, "at": m.at},
-        )
-        for m in claim.mutations
-    ]
-    policy = claim.policy
-    fields, values = _given(
-        {
-            "spec_version": claim.spec_version,
-            "task": built(models.Task, task_fields, task_values),
-            "claimed_outcome": claim.claimed_outcome,
-            "mutations": _UNSET if type(claim.mutations) is Absent else mutations,
-            "evidence": _UNSET
-            if type(claim.evidence) is Absent
-            else _evidence(claim.evidence, models),
-            "policy": _policy_model(policy, models) if isinstance(policy, PolicyStruct) else policy,
-            "verdict": _UNSET if claim.verdict is _UNSET else None,  # only the verifier makes one
-        }
-    )
-    return built(models.Claim, fields, values)
-
-
-_UNSET: Any = msgspec.UNSET
-
-
-class _Models(Record):
-    Claim: type[Claim]
-    Task: type[Task]
-    Mutation: type[Mutation]
-    Evidence: type[Evidence]
-    Verifier: type[Verifier]
-    Policy: type[Policy]
-
-
-@cache
-def _models() -> _Models:
-    # Imported on first use: a batch that never builds a model never loads pydantic.
-    from donegate.claim import Claim, Evidence, Mutation, Task, Verifier
-    from donegate.policy import Policy
-
-    return _Models(Claim, Task, Mutation, Evidence, Verifier, Policy)
-
-
-def _evidence(items: list[_Evidence], models: _Models) -> list[Evidence]:
-    out = []
-    for item in items:
-        verifier = built(
-            models.Verifier, _VERIFIER_FIELDS, {"id": item.verifier.id, "kind": item.verifier.kind}
-        )
-        values = {
-            "check_type": item.check_type,
-            "target": item.target,
-            "expected": item.expected,
-            "observed_value": item.observed_value,
-            "at": item.at,
-            "covers": item.covers,
-            "verifier": verifier,
-        }
-        out.append(built(models.Evidence, *_given(values)))
-    return out
-
-
-def _policy_model(policy: PolicyStruct, models: _Models) -> Policy:
-    values = {
-        "id": policy.id,
-        "requires": policy.requires,
-        "max_age_s": policy.max_age_s,
-        "on_unverified": policy.on_unverified,
-    }
-    return built(models.Policy, *_given(values))
-
-
-def _given(values: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:
-    """The fields that were given, and every field's value: an unset one gets the model's
-    default (a list of its own where the model's default is a new list)."""
-    fields = set(values)
-    for name, value in values.items():
-        if value is _UNSET:
-            fields.discard(name)
-            default = _DEFAULTS[name]
-            values[name] = default() if callable(default) else default
-    return fields, values
-
-
-# The models' defaults, by field name (no two models give one name different defaults).
-_DEFAULTS: dict[str, Any] = {
-    "description": None,
-    "requested_by": None,
-    "observed_value": None,
-    "mutations": list,
-    "evidence": list,
-    "policy": None,
-    "verdict": None,
-    "id": None,
-    "requires": list,
-    "max_age_s": None,
-    "on_unverified": "block",
-}
-_MUTATION_FIELDS = {"id", "kind", "target", "at"}  # shared: frozen models never change theirs
-_VERIFIER_FIELDS = {"id", "kind"}
+UNSET: Any = msgspec.UNSET  # a field the text did not give
