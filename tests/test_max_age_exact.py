@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from donegate import bulk
 from donegate.claim import parse_claim, validated
 from donegate.cli.app import run
+from donegate.cli.verify import LARGE_CLAIM_BYTES
 from donegate.config import parse_config
 from donegate.errors import InvalidInput
 from donegate.instant import Instant
@@ -370,3 +371,20 @@ def test_a_tiny_bound_is_decided_without_expanding_it() -> None:
         state, whys = path(tiny)
         assert state == "verified"
         assert whys[1].endswith("policy max_age_s is 1E-100000000 (rule 5)"), whys[1]
+
+
+def test_a_large_claim_is_read_exactly_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A claim of a mebibyte or more is read in pieces (to fit in memory): its bound too is the
+    decimal it writes. 22 digits name a bound no float holds; the float nearest it is shorter
+    than the contradicting reading's age, which then went unread and the claim verified."""
+    bound = "0.3000000000000000000001"
+    text, _ = _issue_case(bound)
+    doc = json.loads(text.replace(f'"max_age_s": {bound}', '"max_age_s": "BOUND"'))
+    doc["task"]["description"] = "x" * LARGE_CLAIM_BYTES
+    claim = tmp_path / "claim.json"
+    claim.write_text(json.dumps(doc).replace('"BOUND"', bound))
+    capsys.readouterr()
+    assert run(["verify", str(claim), "--now", NOW_TEXT, "--json"]) == 1  # refuted
+    assert json.loads(capsys.readouterr().out)["verdict"]["state"] == "refuted"

@@ -176,7 +176,7 @@ def _read(source: str) -> bytes:
 def _parse_in_pieces(data: bytes) -> Claim:
     import pydantic_core
 
-    from donegate.claim import Claim, Evidence
+    from donegate.claim import Claim, Evidence, with_exact_bound
 
     raw = pydantic_core.from_json(data, allow_inf_nan=False)
     items = raw.get("evidence") if isinstance(raw, dict) else None
@@ -188,7 +188,7 @@ def _parse_in_pieces(data: bytes) -> Claim:
         _share_fields_set(model, shared)
         _share_fields_set(model.verifier, shared)
         items[index] = model
-    return Claim.model_validate(raw)
+    return with_exact_bound(Claim.model_validate(raw), data)
 
 
 def _share_fields_set(model: BaseModel, shared: dict[frozenset[str], set[str]]) -> None:
