@@ -590,7 +590,7 @@ def test_concurrent_stops_never_spend_more_than_the_cap(
 
 
 def test_an_answer_in_a_code_fence_is_read_and_foreign_rows_are_dropped() -> None:
-    from donegate.gate.judge import JudgeFailure, parse_answer
+    from donegate.gate.judge_answer import JudgeFailure, parse_answer
 
     text = '```json\n{"verdict": "done", "requirements": [{"id": "a", "met": true}, ' + (
         '{"id": "tests", "met": true}]}\n```'

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from donegate.demo.scripted_judge import Reply, anthropic_reply, openai_reply, serving
-from donegate.gate.judge import JudgeFailure, parse_answer
+from donegate.gate.judge_answer import JudgeFailure, parse_answer
 from donegate.gate.judge_client import ask
 from donegate.gate.judge_config import JudgeConfig
 from tests.gate.judging import DONE, assert_judge_error, decide
@@ -100,7 +100,7 @@ def test_anthropic_text_blocks_are_joined_and_others_skipped(tmp_path: Path) -> 
 def test_a_fence_of_whitespace_is_read_at_once() -> None:
     """The fence is taken off by slicing: a backtracking pattern took 55 s on 4,000 spaces."""
     script = (
-        "from donegate.gate.judge import JudgeFailure, parse_answer\n"
+        "from donegate.gate.judge_answer import JudgeFailure, parse_answer\n"
         "try:\n"
         "    parse_answer('```' + ' ' * 50_000 + 'x', frozenset())\n"
         "except JudgeFailure as exc:\n"

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from donegate.gate import Gate, GateContext, GateOptions
-from donegate.gate.judge import CONVERSION, GAP_CLASSES, JudgeFailure
+from donegate.gate.judge import CONVERSION
+from donegate.gate.judge_answer import GAP_CLASSES, JudgeFailure
 from donegate.gate.judge_config import JudgeConfig
 from donegate.gate.ladder import decide as ladder_decide
 from donegate.gate.requirements import (

@@ -55,7 +55,7 @@ def test_an_answer_whole_before_the_deadline_counts(tmp_path: Path) -> None:
 # The child measures its own peak memory around one call: the test process's peak is its own.
 CHILD = """
 import json, resource, sys
-from donegate.gate.judge import JudgeFailure
+from donegate.gate.judge_answer import JudgeFailure
 from donegate.gate.judge_client import ask
 from donegate.gate.judge_config import JudgeConfig
 config = JudgeConfig("openai", "m", base_url=sys.argv[1], timeout_s=60)

@@ -22,10 +22,11 @@ if TYPE_CHECKING:
     from typing import Any
 
     from donegate.gate.budget import VetoCounts
-    from donegate.gate.core import Decision, Gate, GateContext, Stage, Verification
+    from donegate.gate.core import Gate, Stage
+    from donegate.gate.decision import Decision, GateContext, Verification
     from donegate.gate.facts import CompletionFacts, VerifyResult, WriteFact, parse_facts
     from donegate.gate.feedback import DEFAULT_TEMPLATES
-    from donegate.gate.judge import JudgeReport
+    from donegate.gate.judge_answer import JudgeReport
     from donegate.gate.judge_config import JudgeConfig
     from donegate.gate.ladder import Observation, Ruling, Step
     from donegate.gate.options import GateOptions, parse_options
@@ -42,13 +43,13 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "DEFAULT_TEMPLATES": "donegate.gate.feedback",
     "CompletionFacts": "donegate.gate.facts",
-    "Decision": "donegate.gate.core",
+    "Decision": "donegate.gate.decision",
     "Gate": "donegate.gate.core",
-    "GateContext": "donegate.gate.core",
+    "GateContext": "donegate.gate.decision",
     "GateOptions": "donegate.gate.options",
     "GateStore": "donegate.gate.store",
     "JudgeConfig": "donegate.gate.judge_config",
-    "JudgeReport": "donegate.gate.judge",
+    "JudgeReport": "donegate.gate.judge_answer",
     "Ledger": "donegate.gate.requirements",
     "Observation": "donegate.gate.ladder",
     "Requirement": "donegate.gate.requirements",
@@ -59,7 +60,7 @@ _EXPORTS: dict[str, str] = {
     "Stage": "donegate.gate.core",
     "StateError": "donegate.gate.store",
     "Step": "donegate.gate.ladder",
-    "Verification": "donegate.gate.core",
+    "Verification": "donegate.gate.decision",
     "VerifyResult": "donegate.gate.facts",
     "VetoCounts": "donegate.gate.budget",
     "WriteFact": "donegate.gate.facts",

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
 from donegate.errors import InvalidInput
 from donegate.gate import _check, budget, feedback, ladder
-from donegate.gate.budget import Outcome, Resolution, VetoCounts
+from donegate.gate.budget import Resolution
+from donegate.gate.decision import Decision, GateContext, Verification
 from donegate.gate.facts import (
     CompletionFacts,
     WriteCounts,
@@ -17,22 +18,21 @@ from donegate.gate.facts import (
     parse_facts,
     parse_verify,
 )
-from donegate.gate.ladder import Observation, Observed, Ruling, Step
+from donegate.gate.ladder import Observation, Ruling, Step
 from donegate.gate.options import GateOptions
 from donegate.gate.requirements import (
-    EMPTY_LEDGER,
     Ledger,
     join,
     observe_output,
 )
 from donegate.gate.store import GateStore, SessionHistory
-from donegate.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from donegate.gate.judge import Ask, JudgeReport
+    from donegate.gate.judge import Ask
+    from donegate.gate.judge_answer import JudgeReport
 
 Stage = Callable[[Observation, Ruling], Ruling]
 """A decision stage after the ladder (a judge, later): it sees the observation and the ruling so
@@ -40,99 +40,6 @@ far, and returns the ruling to go on with. The budget applies to the last stage'
 
 if TYPE_CHECKING:
     FactsInput = CompletionFacts | Mapping[str, Any] | None
-
-
-class GateContext(Record):
-    """What the ``facts`` callback (and the judge) is given about the stop it is asked about.
-
-    ``task`` is the user's prompt; ``text`` the agent's final message (the gate observes the
-    ``assistant_output`` requirements in it); ``diff`` the diff of the session's writes, as text;
-    ``stop_reason`` is ``"sentinel"`` when the stop is the agent's sealed final answer;
-    ``pending_effects`` counts tool effects deferred past the turn (background tasks).
-    """
-
-    session_id: str
-    task: str | None = None
-    stop_reason: str | None = None
-    text: str | None = None
-    messages: Sequence[Any] = ()
-    diff: str | None = None
-    pending_effects: int = 0
-
-
-class Verification(Record):
-    """The verifier reading behind a decision; ``not_run`` never reads as a pass."""
-
-    oracle_expected: bool
-    command: str | None
-    observed: Observed
-
-    def to_json_dict(self) -> dict[str, Any]:
-        return {
-            "oracle_expected": self.oracle_expected,
-            "command": self.command,
-            "observed": self.observed,
-        }
-
-
-class Decision(Record):
-    """One gate decision: allow (``confirm``) or veto, why, and what the agent is told.
-
-    ``message`` is the feedback on a veto (None on an allow). ``converted_from`` names the veto a
-    budget turned into this allow. ``counts`` are the session's veto counts after this decision;
-    ``outcome`` is set on an allow (``verified`` only for a green verifier). ``trace`` lists the
-    rules tried, in order, and which one fired.
-    """
-
-    session_id: str
-    confirm: bool
-    reason: str
-    message: str | None
-    strict: bool
-    converted_from: str | None
-    escalation_recommended: bool
-    escalation_target: str | None
-    verification: Verification
-    facts_available: bool
-    outcome: Outcome | None
-    counts: VetoCounts
-    source: str
-    trace: tuple[Step, ...]
-    requirements: Ledger = EMPTY_LEDGER
-    judge: JudgeReport | None = None
-
-    def to_json_dict(self) -> dict[str, Any]:
-        """The decision object of ``donegate gate decide --json``."""
-        data = self._core()
-        data["message"] = self.message
-        data["counts"] = self.counts.to_json_dict()
-        data["trace"] = [{"rule": s.rule, "reason": s.reason, "fired": s.fired} for s in self.trace]
-        return data
-
-    def event(self, at: datetime) -> dict[str, Any]:
-        """The ``judge_decision`` event recorded for this decision."""
-        # The trigger names whichever adjudicator answered, not the boundary that asked.
-        trigger = self.judge.seam if self.source == "judge" and self.judge else "verify_completion"
-        head = {"type": "judge_decision", "trigger": trigger, "source": self.source}
-        return {**head, "at": at.isoformat(), **self._core()}
-
-    def _core(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "session_id": self.session_id,
-            "confirm": self.confirm,
-            "reason": self.reason,
-            "strict": self.strict,
-            "converted_from": self.converted_from,
-            "escalation_recommended": self.escalation_recommended,
-        }
-        if self.escalation_target is not None:
-            data["escalation_target"] = self.escalation_target
-        data["verification"] = self.verification.to_json_dict()
-        data["facts_available"] = self.facts_available
-        data["outcome"] = self.outcome
-        data["requirements"] = self.requirements.to_json_dict()
-        data["judge"] = self.judge.to_json_dict() if self.judge else None
-        return data
 
 
 def _utc_now() -> datetime:

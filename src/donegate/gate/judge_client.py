@@ -21,7 +21,7 @@ import httpx
 
 from donegate.checks._deadline import Deadline
 from donegate.checks._http import SocketWatch
-from donegate.gate.judge import JudgeFailure, strict_json
+from donegate.gate.judge_answer import JudgeFailure, strict_json
 from donegate.gate.judge_config import JudgeConfig
 from donegate.redact import NO_SECRETS, Redactor
 

@@ -24,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from donegate.gate.core import Decision, GateContext
+    from donegate.gate.decision import Decision, GateContext
     from donegate.gate.judge_config import JudgeConfig
 
 FactsCallback = Callable[["GateContext"], "CompletionFacts | Mapping[str, Any] | None"]
