@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,39 @@ def feed(process: subprocess.Popen[bytes], data: bytes, close: bool = True) -> t
     return thread
 
 
+def start(command: list[str], data: bytes | None, close: bool = True) -> subprocess.Popen[bytes]:
+    """The command, its standard input fed ``data`` (a pipe; else not read)."""
+    batch = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    if data is not None:
+        feed(batch, data, close)
+    return batch
+
+
+def with_workers(
+    attempt: Callable[[], tuple[subprocess.Popen[bytes], set[int]] | None],
+) -> tuple[subprocess.Popen[bytes], set[int]]:
+    """The batch ``attempt`` started once it had forked its workers. A pipe is given workers
+    only once 2 MB come with no pause of 5 ms, which a loaded machine does not always give (the
+    feeding thread waits for a core), or gives late: then the batch is run again, a few times
+    at most."""
+    for _ in range(5):
+        started = attempt()
+        if started is not None:
+            return started
+    pytest.fail("the batch never came fast enough to be given workers")
+
+
+def ended(batch: subprocess.Popen[bytes]) -> None:
+    """A run that was not given its workers, ended (its feeding thread sees a broken pipe)."""
+    batch.kill()
+    batch.wait()
+    for stream in (batch.stdout, batch.stderr):
+        assert stream is not None
+        stream.close()
+
+
 @pytest.mark.parametrize(
     "options",
     [["--jobs", "1"], ["--jobs", "2"], ["--jobs", "1", "--max-skew", "5"]],
@@ -95,19 +129,24 @@ def test_a_closed_reader_leaves_no_worker_behind(big_batch: Path, source: str) -
     # a fast pipe (bulkpipe: two workers); the reader goes away while they exist. Every one of
     # them must be gone when the command has ended.
     named, jobs = (str(big_batch), "3") if source == "file" else ("-", "2")
-    batch = subprocess.Popen(
-        [*VERIFY, "--jsonl", named, "--jobs", jobs],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    data = big_batch.read_bytes() * 3 if source == "pipe" else None
+    lines = (data or big_batch.read_bytes()).count(b"\n")
+
+    def started() -> tuple[subprocess.Popen[bytes], set[int]] | None:
+        batch = start([*VERIFY, "--jsonl", named, "--jobs", jobs], data)
+        assert batch.stdout is not None
+        workers: set[int] = set()
+        answered = 0
+        while len(workers) < 2 and (chunk := os.read(batch.stdout.fileno(), 65536)):
+            workers |= children(batch.pid)
+            answered += chunk.count(b"\n")
+        if len(workers) == 2 and answered < lines // 2:  # much is still to be written
+            return batch, workers
+        ended(batch)
+        return None
+
+    batch, workers = with_workers(started)
     assert batch.stdout is not None
-    if source == "pipe":
-        feed(batch, big_batch.read_bytes())
-    workers: set[int] = set()
-    while len(workers) < 2 and os.read(batch.stdout.fileno(), 65536):
-        workers |= children(batch.pid)
-    assert len(workers) == 2, "the batch was answered by forked workers"
     batch.stdout.close()  # the reader goes away, mid-batch
     assert batch.stderr is not None
     stderr = batch.stderr.read()
@@ -143,22 +182,21 @@ def test_a_closed_standard_input_is_a_usage_error(
 def test_a_killed_pipe_worker_is_named_as_a_dead_worker(big_batch: Path) -> None:
     # The batch pauses with its workers idle; both are killed for real; the next line is sent
     # to a worker that is gone. The error names it, its pid and the signal, not a broken pipe.
-    batch = subprocess.Popen(
-        [*VERIFY, "--jsonl", "-", "--jobs", "2"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert batch.stdout is not None
-    assert batch.stdin is not None
     text = big_batch.read_bytes()
     answers = sum(1 for line in text.split(b"\n") if line.strip())
-    feeding = feed(batch, text, close=False)
-    for _ in range(answers):
-        assert batch.stdout.readline(), "every line before the pause is answered"
-    feeding.join()
-    workers = children(batch.pid)
-    assert len(workers) == 2
+
+    def started() -> tuple[subprocess.Popen[bytes], set[int]] | None:
+        batch = start([*VERIFY, "--jsonl", "-", "--jobs", "2"], text, close=False)
+        assert batch.stdout is not None
+        for _ in range(answers):
+            assert batch.stdout.readline(), "every line before the pause is answered"
+        workers = children(batch.pid)
+        if len(workers) == 2:
+            return batch, workers
+        ended(batch)
+        return None
+
+    batch, workers = with_workers(started)
     for pid in workers:
         os.kill(pid, signal.SIGKILL)
     for pid in workers:
