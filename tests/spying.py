@@ -14,9 +14,9 @@ def names_read(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> list[str]
     read: list[str] = []
     original = module._read
 
-    def spy(path: str) -> Any:
+    def spy(path: str, *args: Any) -> Any:
         read.append(Path(path).name)
-        return original(path)
+        return original(path, *args)
 
     monkeypatch.setattr(module, "_read", spy)
     return read

@@ -7,6 +7,7 @@ import os
 import py_compile
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,9 +53,9 @@ def spy_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     read: list[str] = []
     original = snapshot._read
 
-    def spy(path: str, limit: int = -1) -> bytes:
+    def spy(path: str, *args: Any) -> Any:
         read.append(Path(path).name)
-        return original(path, limit)
+        return original(path, *args)
 
     monkeypatch.setattr(snapshot, "_read", spy)
     return read

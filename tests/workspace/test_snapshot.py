@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,10 +104,10 @@ def test_unreadable_file_is_a_write(repo: Path, monkeypatch: pytest.MonkeyPatch)
     # Changed, so git no longer vouches for it from its index, and then unreadable.
     (repo / "src" / "app.py").write_text("changed = True\n")
 
-    def deny(path: str) -> bytes:
+    def deny(path: str, *args: Any) -> Any:
         if path.endswith("/src/app.py"):
             raise PermissionError(13, "Permission denied")
-        return original(path)
+        return original(path, *args)
 
     monkeypatch.setattr(snapshot_module, "_read", deny)
     after = Snapshot.take(repo)

@@ -7,11 +7,13 @@ verdict); the agent is told file, line and construct. Non-blocking ones (``fitte
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from donegate.session.settings import Settings
 from donegate.workspace import ClassifiedWrite
+from donegate.workspace._files import NotRegular, read_capped
 from donegate.workspace.patterns import matches_any
 
 if TYPE_CHECKING:
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
     from donegate.session.workspace import Workspace
 
 MAX_TEST_FILE_BYTES = 2 * 1024 * 1024
+# A written file larger than this is not scanned (a text parses into several times its size).
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
 def scan(space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]) -> list[Finding]:
@@ -44,12 +48,11 @@ def _old(space: Workspace, w: ClassifiedWrite) -> str | None:
     return space.state.blobs.text(w.write.old_digest)
 
 
-def _text(space: Workspace, path: str, limit: int | None = None) -> str | None:
+def _text(space: Workspace, path: str, limit: int = MAX_FILE_BYTES) -> str | None:
+    # Never a FIFO or a device (opening one can block), never more than ``limit`` bytes; a
+    # symlink's target is what Python would import, so it is what is scanned.
     try:
-        with (space.root / path).open("rb") as handle:
-            data = handle.read(limit + 1 if limit else -1)
-    except OSError:
+        data = read_capped(os.path.realpath(space.root / path), limit)
+    except (OSError, NotRegular):
         return None
-    if limit and len(data) > limit:
-        return None
-    return data.decode("utf-8", "replace")
+    return None if data is None else data.decode("utf-8", "replace")

@@ -25,13 +25,16 @@ from donegate.gitlisting import run
 from donegate.record import Record
 from donegate.session.layout import Layout
 from donegate.workspace import Rules
-from donegate.workspace._files import write_atomic
+from donegate.workspace._files import NotRegular, read_capped, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
 CONFIG_FILE = "donegate.toml"
+# A team's configuration is a page of text; the agent may put anything at its name (a FIFO,
+# gigabytes), which is refused unread.
+MAX_CONFIG_BYTES = 1024 * 1024
 if TYPE_CHECKING:
     OnUnverified = Literal["block", "warn", "record"]
 else:
@@ -80,12 +83,16 @@ class Pinned(Record):
 
 def current_text(root: Path) -> str | None:
     """The tree's ``donegate.toml`` now (None: there is none)."""
+    path = root / CONFIG_FILE
     try:
-        return (root / CONFIG_FILE).read_text(encoding="utf-8")
+        data = read_capped(path.resolve(), MAX_CONFIG_BYTES)  # a link is read through
+        if data is None:
+            raise InvalidInput(f"cannot read {path}: larger than {MAX_CONFIG_BYTES} bytes")
+        return data.decode("utf-8")
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"cannot read {root / CONFIG_FILE}: {exc}") from None
+    except (OSError, UnicodeDecodeError, NotRegular) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}") from None
 
 
 def head_text(root: Path) -> str | None:

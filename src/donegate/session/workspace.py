@@ -27,7 +27,8 @@ from donegate.session.settings import (
     save_pin,
 )
 from donegate.workspace import ClassifiedWrite, Reported, Snapshot, WorkspaceState, Write, diff
-from donegate.workspace._files import write_atomic
+from donegate.workspace._files import NotRegular, read_capped, write_atomic
+from donegate.workspace.blobs import TEXT_LIMIT
 from donegate.workspace.snapshot import blob_id, rfc3339, utc_now
 
 # A person's act: run from an agent's shell (the journal of its tool calls shows it), it counts
@@ -269,10 +270,7 @@ class Workspace:
         parts: list[str] = []
         for w in writes:
             old = self.state.blobs.text(w.write.old_digest) if w.write.old_digest else ""
-            try:
-                new = (self.root / w.write.path).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                new = None
+            new = _text_now(self.root / w.write.path)
             if old is None or new is None:
                 parts.append(f"--- {w.write.path}: {w.write.change} (content not shown)\n")
                 continue
@@ -316,6 +314,15 @@ class Workspace:
         """The snapshot of this stop verified: later stops count writes from it."""
         assert self._current is not None
         self.state.mark_verified(self._current)
+
+
+def _text_now(path: Path) -> str | None:
+    """The text of the file at ``path`` to show in a diff (a FIFO is never opened)."""
+    try:
+        content = read_capped(path, TEXT_LIMIT)
+        return None if content is None else content.decode("utf-8")
+    except (OSError, NotRegular, UnicodeDecodeError):
+        return None
 
 
 def _seen(layout: Layout, root: Path, event: HookEvent) -> None:

@@ -133,8 +133,15 @@ def head_tree(root: Path, treeish: str = "HEAD", depth: int = 0) -> dict[str, st
     return tree
 
 
-def blob(root: Path, oid: str) -> bytes | None:
-    """The content of blob ``oid`` from the repository's object database, if it has it."""
+def blob(root: Path, oid: str, limit: int) -> bytes | None:
+    """The content of blob ``oid`` from the repository's object database, if it has it.
+
+    ``None`` too when it is larger than ``limit`` bytes: its size is asked first, so a huge
+    blob is never loaded.
+    """
+    size = run(root, "cat-file", "-s", oid)
+    if size is None or not size.strip().isdigit() or int(size) > limit:
+        return None
     return run(root, "cat-file", "blob", oid)
 
 

@@ -20,7 +20,7 @@ try:
 except ImportError:  # another interpreter: hashlib has it
     from hashlib import blake2b
 
-__all__ = ["blake2b", "new"]
+__all__ = ["blake2b", "blob_id", "new"]
 
 
 def new(name: str, data: bytes = b"") -> _Hash:
@@ -39,3 +39,11 @@ def sha256_hex(data: bytes) -> str:
             continue
         return str(module.sha256(data).hexdigest())
     return new("sha256", data).hexdigest()
+
+
+def blob_id(fmt: str, content: bytes) -> str:
+    """The git blob id of ``content`` under object format ``fmt`` (``sha1`` or ``sha256``)."""
+    h = new(fmt)
+    h.update(b"blob %d\0" % len(content))
+    h.update(content)
+    return h.hexdigest()

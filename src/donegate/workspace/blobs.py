@@ -11,10 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from donegate.workspace import _git
-from donegate.workspace._files import write_atomic
+from donegate.workspace._files import NotRegular, read_capped, write_atomic
 from donegate.workspace.snapshot import blob_id
 
 _BINARY_SNIFF = 8192
+# Texts larger than this are never loaded to be compared: a write to such a file is never
+# cosmetic (it is classified by its path alone), and its diff is not shown. Parsing a text
+# costs several times its size; a hook's memory stays bounded whatever the agent writes.
+TEXT_LIMIT = 1024 * 1024
 
 
 def is_text(content: bytes) -> bool:
@@ -45,13 +49,16 @@ class BlobStore:
             write_atomic(path, content)
 
     def text(self, digest: str | None) -> str | None:
-        """The text stored under ``digest``, from here or from git; ``None`` if unknown."""
+        """The text stored under ``digest``, from here or from git; ``None`` if unknown.
+
+        ``None`` too for a text larger than :data:`TEXT_LIMIT`.
+        """
         if digest is None or digest.startswith("unreadable:"):
             return None
         try:
-            content: bytes | None = self._path(digest).read_bytes()
-        except OSError:
-            content = _git.blob(self.repo, digest) if self.repo is not None else None
+            content = read_capped(self._path(digest), TEXT_LIMIT)
+        except (OSError, NotRegular):
+            content = _git.blob(self.repo, digest, TEXT_LIMIT) if self.repo is not None else None
         if content is None or not is_text(content) or not _digest_matches(digest, content):
             return None
         return content.decode("utf-8")

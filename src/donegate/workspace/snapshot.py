@@ -45,6 +45,13 @@ from donegate.errors import InvalidInput
 from donegate.gitlisting import resolved
 from donegate.record import Record
 from donegate.workspace import _git, _hashes
+from donegate.workspace._files import (
+    NotRegular,
+    blob_digest,
+    is_pseudo,
+    read_capped,
+    read_head,
+)
 from donegate.workspace.patterns import DEFAULT_IGNORES, PathFilter
 from donegate.workspace.runnerfiles import WATCHED
 from donegate.workspace.walk import Listings, Walker, listings_sized
@@ -61,6 +68,7 @@ Clock = Callable[[], datetime]
 Keeper = Callable[[str, bytes], None]
 
 KEEP_LIMIT = 256 * 1024
+blob_id = _hashes.blob_id  # a snapshot's digests, by the name its readers know them
 FORMAT_VERSION = 1  # entries of five fields (no mode) still read
 # The binary stat record (:meth:`Snapshot.to_record`): its tag and version, checked on reading.
 RECORD_TAG = "donegate-stat-record"
@@ -70,6 +78,7 @@ _LARGE = 256 * 1024
 # At most this many files are read through a symlink to a directory the snapshot does not see.
 LINKED_LIMIT = 2000
 _PYC_HEADER = 16
+_SOURCE_LIMIT = 16 * 1024 * 1024
 
 
 def utc_now() -> datetime:
@@ -473,10 +482,10 @@ def planted_bytecode(root: Path, path: str) -> bool:
         return True
     source = root / package / f"{name.split('.', 1)[0]}.py"
     try:
-        header = _read(f"{root}{os.sep}{path}", _PYC_HEADER)
+        header = read_head(f"{root}{os.sep}{path}", _PYC_HEADER)
         st = os.stat(source)
         return not _header_matches(header, source, st)
-    except (OSError, _NotRegular):
+    except (OSError, NotRegular):
         return True
 
 
@@ -486,7 +495,9 @@ def _header_matches(header: bytes, source: Path, st: os.stat_result) -> bool:
     if int.from_bytes(header[4:8], "little") & 1:  # hash-based (PEP 552)
         from importlib.util import source_hash
 
-        return header[8:16] == source_hash(source.read_bytes())
+        # A source too large to hash here is taken as not matching: its bytecode is seen.
+        text = read_capped(source, _SOURCE_LIMIT)
+        return text is not None and header[8:16] == source_hash(text)
     mtime = int.from_bytes(header[8:12], "little")
     size = int.from_bytes(header[12:16], "little")
     return mtime == int(st.st_mtime) & 0xFFFFFFFF and size == st.st_size & 0xFFFFFFFF
@@ -610,6 +621,8 @@ class _Hasher:
             target = os.stat(real)
         except OSError:  # dangling, or a loop: its text is all there is to it
             return self._record(base if "base" in locals() else "unreadable:link", st), []
+        if is_pseudo(real):  # the kernel's files: endless, blocking or huge, never read
+            return self._record(f"link:{base}:pseudo:{file_kind(target.st_mode)}", st, -1), []
         rel = real[len(self.prefix) :] if real.startswith(self.prefix) else None
         if path in self.behind_links:
             return self._record(base, st), []  # one level through links, no loops
@@ -620,13 +633,13 @@ class _Hasher:
         if rel is not None and rel in self.selected:
             return self._record(base, st), []  # the target is seen at its own path
         try:
-            content = _read(real)
-        except _NotRegular as special:
-            return self._record(f"link:{base}:{special.digest}", st, size=-1), []
+            content = _read(real, self.fmt, 0)[0] or "unreadable"
+        except NotRegular as special:
+            content = special_digest(special.st)
         except OSError:
-            return self._record(f"link:{base}:unreadable", st, size=-1), []
+            content = "unreadable"
         # The link's own stat does not change with its target's content: never reused.
-        return self._record(f"link:{base}:{blob_id(self.fmt, content)}", st, size=-1), []
+        return self._record(f"link:{base}:{content}", st, size=-1), []
 
     def _through(self, path: str, base: str, st: os.stat_result) -> tuple[Entry, list[str]]:
         files = _walk(self.root, f"{path}/", self.seen, LINKED_LIMIT)
@@ -673,15 +686,17 @@ class _Hasher:
         if not stat.S_ISREG(st.st_mode):
             return special_digest(st)  # a FIFO, socket or device: never opened
         try:
-            content = _read(self.prefix + path)
-        except _NotRegular as special:
-            return special.digest  # swapped for a special file since the lstat
+            digest, content = _read(self.prefix + path, self.fmt)
+        except NotRegular as special:
+            return special_digest(special.st)  # swapped for a special file since the lstat
         except OSError:
-            # Fail closed: an unreadable file is a write whenever its stat changes.
+            digest = content = None
+        if digest is None:
+            # Fail closed: an unreadable file (or one that changed size while read) is a
+            # write whenever its stat changes.
             return f"unreadable:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
-        digest = blob_id(self.fmt, content)
         fresh = _git.blob_of(self.known.get(path)) != digest
-        if self.keep is not None and len(content) <= KEEP_LIMIT and fresh:
+        if self.keep is not None and content is not None and fresh:
             self.keep(digest, content)
         return digest
 
@@ -692,30 +707,6 @@ def special_digest(st: os.stat_result) -> str:
     return f"special:{kind}:{st.st_rdev}" if kind == "device" else f"special:{kind}"
 
 
-class _NotRegular(Exception):
-    """What was opened is not a regular file (it was swapped since its lstat)."""
-
-    def __init__(self, st: os.stat_result) -> None:
-        super().__init__(file_kind(st.st_mode))
-        self.digest = special_digest(st)
-
-
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-
-
-def _read(path: str, limit: int = -1) -> bytes:
-    """The bytes of the regular file at ``path``: never follows a last symlink, never blocks."""
-    fd = os.open(path, _OPEN_FLAGS)
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise _NotRegular(st)
-        return f.read(limit)
-
-
-def blob_id(fmt: str, content: bytes) -> str:
-    """The git blob id of ``content`` under object format ``fmt`` (``sha1`` or ``sha256``)."""
-    h = _hashes.new(fmt)
-    h.update(b"blob %d\0" % len(content))
-    h.update(content)
-    return h.hexdigest()
+def _read(path: str, fmt: str, keep: int = KEEP_LIMIT) -> tuple[str | None, bytes | None]:
+    """Every read of a file's content for its digest (tests count them): see blob_digest."""
+    return blob_digest(path, fmt, keep)

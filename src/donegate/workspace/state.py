@@ -36,9 +36,9 @@ from pathlib import Path
 from donegate.errors import InvalidInput
 from donegate.gitlisting import has_head, resolved
 from donegate.workspace import interpreter
-from donegate.workspace._files import write_atomic
+from donegate.workspace._files import NotRegular, read_capped, write_atomic
 from donegate.workspace._hashes import blake2b
-from donegate.workspace.blobs import BlobStore
+from donegate.workspace.blobs import TEXT_LIMIT, BlobStore
 from donegate.workspace.classify import ClassifiedWrite, Rules, classify, flags
 from donegate.workspace.journal import FILE_NAME as JOURNAL_FILE
 from donegate.workspace.journal import Journal
@@ -234,10 +234,15 @@ class WorkspaceState:
         return out
 
     def _current_text(self, write: Write, current: Snapshot) -> str | None:
-        """The file's text now, only if it is still the content the snapshot saw."""
+        """The file's text now, only if it is still the content the snapshot saw.
+
+        Never a FIFO's or a device's (never opened), nor one past :data:`TEXT_LIMIT`.
+        """
         try:
-            content = (self.root / write.path).read_bytes()
-        except OSError:
+            content = read_capped(self.root / write.path, TEXT_LIMIT)
+        except (OSError, NotRegular):
+            return None
+        if content is None:
             return None
         if blob_id(current.algorithm, content) != write.new_digest:
             return None  # changed again since the snapshot: not provably cosmetic
