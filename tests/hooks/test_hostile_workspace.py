@@ -1,4 +1,4 @@
-"""The hooks on a workspace the agent made hostile: FIFOs, huge files.
+"""The hooks on a workspace the agent made hostile: FIFOs, /proc, huge files.
 
 Every case runs the real ``donegate hook HOST`` process. A hang shows as a subprocess timeout
 well under the hang (the hook is given 30 s where the bug held it 60 s and more).
@@ -97,6 +97,24 @@ def test_a_fifo_put_in_place_of_a_tracked_file_is_recorded_as_one_never_opened(
     assert (write["change"], write["new_digest"]) == ("modified", "special:fifo")
     assert "special-file" in write["flags"]
     assert last.verdict != "verified"
+
+
+def test_a_stop_whose_cwd_is_proc_is_refused_as_a_workspace_and_not_verified(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "state"
+    data = {"session_id": SESSION, "cwd": "/proc", "hook_event_name": "Stop"}
+    done = hook("claude-code", {**data, "stop_hook_active": False}, state)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer.get("decision") != "block"
+    assert "/proc is not a project directory" in answer["systemMessage"]
+    [receipt] = receipts(state)
+    assert (receipt.verdict, receipt.decision, receipt.reason) == (
+        "unverified",
+        "allow",
+        "donegate_error",
+    )
 
 
 def peak_rss_bytes(tmp_path: Path) -> tuple[list[str], Path]:

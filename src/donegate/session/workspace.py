@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from donegate import gitlisting
+from donegate.errors import InvalidInput
 from donegate.session.authorship import Authorship, Digest
 from donegate.session.event import HookEvent
 from donegate.session.layout import Layout, locked, move_aside
@@ -27,7 +28,7 @@ from donegate.session.settings import (
     save_pin,
 )
 from donegate.workspace import ClassifiedWrite, Reported, Snapshot, WorkspaceState, Write, diff
-from donegate.workspace._files import NotRegular, read_capped, write_atomic
+from donegate.workspace._files import NotRegular, is_pseudo, read_capped, write_atomic
 from donegate.workspace.blobs import TEXT_LIMIT
 from donegate.workspace.snapshot import blob_id, rfc3339, utc_now
 
@@ -44,26 +45,46 @@ def workspace_root(cwd: Path) -> Path:
     return gitlisting.toplevel(cwd) or cwd.resolve()
 
 
+def project(root: Path) -> Path:
+    """``root``, if it can be a project's workspace; raise InvalidInput if it cannot.
+
+    The whole file system (``/``) and the kernel's own (``/proc``, ``/sys``, ``/dev``) are
+    not projects: walking them never ends, and reading their files blocks or never ends.
+    """
+    if root == Path(root.anchor) or is_pseudo(root):
+        raise InvalidInput(
+            f"{root} is not a project directory: donegate does not read it as a workspace"
+        )
+    return root
+
+
 def pinned_root(layout: Layout, event: HookEvent, notes: list[str]) -> Path:
     """The session's workspace root: pinned at its first call, noted when a payload differs."""
     path = layout.root_pin(event.session_id)
     parent = _parent(event.session_id)
-    try:
-        pinned = Path(path.read_bytes().decode("utf-8", "surrogateescape"))
-    except FileNotFoundError:
+    pinned = _pin(path)
+    if pinned is None:
         inherited = layout.root_pin(parent) if parent is not None else None
         if inherited is not None and inherited.exists():
             write_atomic(path, inherited.read_bytes())  # a subagent works where its parent does
             return pinned_root(layout, event, notes)
-        root = workspace_root(event.cwd)
+        root = project(workspace_root(event.cwd))
         write_atomic(path, str(root).encode("utf-8", "surrogateescape"))
         return root
+    project(pinned)
     if resolved_elsewhere(event.cwd, pinned):
         notes.append(
             f"donegate: this hook call's cwd ({event.cwd}) is not in the workspace the session "
             f"started in; it was judged against {pinned}."
         )
     return pinned
+
+
+def _pin(path: Path) -> Path | None:
+    try:
+        return Path(path.read_bytes().decode("utf-8", "surrogateescape"))
+    except FileNotFoundError:
+        return None
 
 
 def resolved_elsewhere(cwd: Path, root: Path) -> bool:
