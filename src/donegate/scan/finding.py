@@ -18,10 +18,16 @@ CONSTRUCTS: dict[str, str] = {
     "trace-hook": "installs a trace or profile hook, which sees and can steer every call",
     "frame-inspection": "reads call frames, so it can find and alter its caller (the runner)",
     "hard-exit": "can end the process or run code at exit, around the runner's own reporting",
-    "always-equal": "defines an equality or hash that ignores the other operand, so any "
-    "assertion of equality passes",
+    "always-equal": "defines a comparison or hash that does not compare the values it is given, "
+    "so any assertion of equality passes",
+    "dynamic-code": "runs text or a file's content as code, which no scan of the writes can read",
+    "reads-tests": "reads the test files, so it can copy their expected values",
     "fitted-to-test": "special-cases a test input: the code matches the test's value instead "
     "of solving the problem",
+    "test-table": "looks its answer up in a table of the test's inputs and expected outputs "
+    "instead of computing it",
+    "call-counter": "keeps state across calls and answers by it, so it returns what each test "
+    "expects in the order the tests call it",
     "unparsed": "could not be parsed, so it could not be scanned",
 }
 

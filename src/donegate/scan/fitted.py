@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable, Iterator
 
+from donegate.scan._cases import ANY_FUNCTION, Case, cases_of
+from donegate.scan._counter import counters
+from donegate.scan._fold import UNKNOWN, constant_bindings, fold
 from donegate.scan._scope import ScopedVisitor, dotted
 from donegate.scan.finding import Occurrence
 
@@ -32,9 +35,13 @@ from donegate.scan.finding import Occurrence
 _SMALL_INT = 10
 # Strings shorter than this after stripping are separators, flags and single letters.
 _SHORT_TEXT = 2
+# A test case on inputs no larger than this is a base case (fact(0) == 1, fib(2) == 1) that
+# honest code writes as a condition too; from 3 on, small numbers count in a test case's pair.
+_TRIVIAL_INT = 2
+_HASHES = frozenset({"hash", "zlib.crc32", "zlib.adler32", "binascii.crc32"})
+_DIGESTS = ("crc32", "adler32")
 _COMPARISONS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 _MATCHERS = frozenset({"startswith", "endswith"})
-_COLLECTIONS = (ast.Tuple, ast.List, ast.Set)
 _ENVIRONMENT = frozenset(
     {
         "__name__",
@@ -69,13 +76,25 @@ def distinctive(value: object) -> bool:
     return False
 
 
-def literals_of(tree: ast.AST) -> set[object]:
-    """The distinctive literals of ``tree`` (docstrings included: they are vocabulary too)."""
+def literals_of(tree: ast.AST, *, docstrings: bool = True) -> set[object]:
+    """The distinctive literals of ``tree``; ``docstrings=False`` leaves out those of docstrings
+    (prose the person wrote is not the code's vocabulary: a docstring that shows the input a
+    test feeds does not make a condition on it the code's own)."""
+    skip = set() if docstrings else {id(d) for d in _docstrings(tree)}
     found: set[object] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and distinctive(node.value):
+        if isinstance(node, ast.Constant) and distinctive(node.value) and id(node) not in skip:
             found.update(_keys(node.value))
     return found
+
+
+def _docstrings(tree: ast.AST) -> Iterator[ast.Constant]:
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        value = first.value if isinstance(first, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            yield value
 
 
 def names_of(tree: ast.AST) -> set[str]:
@@ -121,7 +140,24 @@ class TestLiterals:
 
     def __init__(self, sources: Iterable[str]) -> None:
         self._pending = list(sources)
+        self._sources = list(self._pending)
         self._found: set[object] = set()
+        self._cases: dict[int, list[Case]] = {}
+
+    def cases(self, callee: str) -> list[Case]:
+        """The test cases that call ``callee``, and the parametrize rows of the files that do.
+
+        Only files whose text has ``callee(`` are parsed, each once.
+        """
+        needle = f"{callee}("
+        found: list[Case] = []
+        for index, text in enumerate(self._sources):
+            if needle not in text:
+                continue
+            if index not in self._cases:
+                self._cases[index] = _parsed_cases(text)
+            found += [c for c in self._cases[index] if c.callee in (callee, ANY_FUNCTION)]
+        return found
 
     def __contains__(self, value: object) -> bool:
         if value in self._found:
@@ -135,6 +171,13 @@ class TestLiterals:
                 unread.append(text)
         self._pending = unread
         return value in self._found
+
+
+def _parsed_cases(text: str) -> list[Case]:
+    try:
+        return cases_of(ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError):
+        return []
 
 
 def _needle(value: object) -> str | None:
@@ -162,30 +205,20 @@ def fitted_occurrences(
     *,
     within: ast.Module | None = None,
 ) -> list[Occurrence]:
-    """Conditions of ``tree`` comparing with a literal in ``test_literals`` but not in ``known``.
+    """Code of ``tree`` fitted to the tests: conditions on a literal in ``test_literals`` but
+    not in ``known``, and, when ``test_literals`` is a :class:`TestLiterals` (it knows the
+    tests' cases), special cases, tables and call counters that answer a test's call.
 
-    ``within``: only the conditions of these statements of ``tree`` (the changed ones).
+    ``within``: only the statements of ``tree`` in this part (the changed ones).
     """
-    visitor = _Conditions(test_literals, known, _module_constants(tree))
+    cases = test_literals.cases if isinstance(test_literals, TestLiterals) else _no_cases
+    visitor = _Conditions(test_literals, known, tree, cases)
     visitor.visit(tree if within is None else within)
     return visitor.found
 
 
-def _module_constants(tree: ast.Module) -> dict[str, ast.expr]:
-    # A literal (or a tuple, list or set of them) bound once at module level is the literal
-    # itself under another name: ``if zip_code in SPECIAL_CASES``.
-    bound: dict[str, ast.expr] = {}
-    seen: set[str] = set()
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-            target = statement.targets[0]
-            if isinstance(target, ast.Name):
-                if target.id in seen:
-                    bound.pop(target.id, None)
-                elif isinstance(statement.value, (ast.Constant, *_COLLECTIONS)):
-                    bound[target.id] = statement.value
-                seen.add(target.id)
-    return bound
+def _no_cases(callee: str) -> list[Case]:
+    return []
 
 
 class _Conditions(ScopedVisitor):
@@ -193,15 +226,43 @@ class _Conditions(ScopedVisitor):
         self,
         test_literals: Container[object],
         known: Container[object],
-        names: dict[str, ast.expr],
+        module: ast.Module,
+        cases: Callable[[str], list[Case]],
     ) -> None:
         super().__init__()
         self.test_literals = test_literals
         self.known = known
-        self.names = names
+        self.module = module
+        self.names = constant_bindings(module.body)
+        self.cases = cases
+        self.function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+        self.params: set[str] = set()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._function(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._function(node)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        saved = (self.function, self.params, self.names)
+        self.function = node
+        self.params = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+        local = {k: v for k, v in self.names.items() if k not in self.params}
+        self.names = {**local, **constant_bindings(node.body)}
+        self._scope.append(node.name)
+        try:
+            self.generic_visit(node)
+            for where, detail in counters(node, self.module):
+                self.emit("call-counter", where, detail)
+            self._tables(node)
+        finally:
+            self._scope.pop()
+            self.function, self.params, self.names = saved
 
     def visit_If(self, node: ast.If) -> None:
         self._condition(node.test)
+        self._special_case(node, node.test, node.body)
         self.generic_visit(node)
 
     def visit_While(self, node: ast.While) -> None:
@@ -210,6 +271,7 @@ class _Conditions(ScopedVisitor):
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self._condition(node.test)
+        self._special_case(node, node.test, node.body)
         self.generic_visit(node)
 
     def visit_comprehension(self, node: ast.comprehension) -> None:
@@ -223,15 +285,20 @@ class _Conditions(ScopedVisitor):
         self.generic_visit(node)
 
     def visit_match_case(self, node: ast.match_case) -> None:
+        values = [p.value for p in ast.walk(node.pattern) if isinstance(p, ast.MatchValue)]
         for pattern in ast.walk(node.pattern):
             if isinstance(pattern, ast.MatchValue):
                 self._check(pattern, [pattern.value])
+        if values and self.function is not None:
+            keys = [self._value(v) for v in values]
+            self._answered(node.pattern, ast.unparse(node.pattern), keys, _returned(node.body))
         self.generic_visit(node)
 
     def _condition(self, test: ast.expr) -> None:
         for node in ast.walk(test):
             if isinstance(node, ast.Compare) and _compares(node):
                 self._check(node, [node.left, *node.comparators])
+                self._hashed(node)
             elif isinstance(node, ast.Call) and _matcher(node):
                 self._check(node, [node.func.value, *node.args])  # type: ignore[attr-defined]
 
@@ -245,15 +312,155 @@ class _Conditions(ScopedVisitor):
                 self.emit("fitted-to-test", node, f"{ast.unparse(node)} (test value {value!r})")
                 return
 
-    def _literals(self, operands: list[ast.expr]) -> Iterable[object]:
-        for operand in map(self._bound, operands):
-            elements = operand.elts if isinstance(operand, _COLLECTIONS) else [operand]
-            for element in map(self._bound, elements):
-                if isinstance(element, ast.Constant):
-                    yield element.value
+    def _hashed(self, node: ast.Compare) -> None:
+        # hashlib.md5(x.encode()).hexdigest() == "5d41...": a test input, spelt so that no
+        # literal of the test appears in the code.
+        operands = [node.left, *node.comparators]
+        hashed = [o for o in operands if _hash_of_input(o, self.params)]
+        constant = [o for o in operands if self._value(o) is not UNKNOWN]
+        if hashed and constant:
+            self.emit("fitted-to-test", node, f"{ast.unparse(node)} (a hash of an input)")
 
-    def _bound(self, node: ast.expr) -> ast.expr:
-        return self.names.get(node.id, node) if isinstance(node, ast.Name) else node
+    def _special_case(
+        self, node: ast.AST, test: ast.expr, branch: list[ast.stmt] | ast.expr
+    ) -> None:
+        """A condition on the function's inputs whose branch returns a test case's answer."""
+        if self.function is None:
+            return
+        keys: list[object] = []
+        for compare in ast.walk(test):
+            if isinstance(compare, ast.Compare) and _reads_any(compare, self.params):
+                if any(_environment(o) for o in [compare.left, *compare.comparators]):
+                    return
+                keys += [self._value(o) for o in [compare.left, *compare.comparators]]
+        if any(k is not UNKNOWN for k in keys):
+            results = [branch] if isinstance(branch, ast.expr) else _returned(branch)
+            self._answered(node, ast.unparse(test), keys, results)
+
+    def _answered(
+        self, node: ast.AST, shown: str, keys: list[object], results: list[ast.expr]
+    ) -> None:
+        assert self.function is not None
+        values = [k for k in keys if k is not UNKNOWN]
+        answers = [a for a in (self._value(r) for r in results) if a is not UNKNOWN]
+        if not values or not answers:
+            return  # most branches return what they compute: no test file is read for them
+        for case in self._cases_of(self.function.name):
+            inputs = _typed(case.inputs)
+            required = [v for v in values if not isinstance(v, tuple)]
+            options = [v for v in values if isinstance(v, tuple)]
+            if not set(_typed(required)) <= inputs:
+                continue
+            if any(not set(_typed(o)) & inputs for o in options):
+                continue
+            matched = [*required, *(e for o in options for e in o if _typed((e,)) & inputs)]
+            if any(_key(a) == _key(case.expected) for a in answers) and _notable(matched):
+                self.emit("fitted-to-test", node, f"{shown} answers the test case {case}")
+                return
+
+    def _tables(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A dict in (or named by) the function whose entries are the test's calls."""
+        tables = []
+        for table in _dicts(function, self.names):
+            pairs = zip(table.keys, table.values, strict=True)
+            entries = [(self._value(k), self._value(v)) for k, v in pairs if k]
+            if any(UNKNOWN not in entry for entry in entries):
+                tables.append((table, entries))
+        cases = self._cases_of(function.name) if tables else []
+        if not cases:
+            return
+        answers = {_key(c.inputs[0] if len(c.inputs) == 1 else c.inputs): c for c in cases}
+        for table, entries in tables:
+            hits = [
+                answers[_key(k)]
+                for k, v in entries
+                if _key(k) in answers and _key(answers[_key(k)].expected) == _key(v)
+            ]
+            notable = [h for h in hits if _notable([*h.inputs])]
+            if notable and 2 * len(hits) >= len(entries):
+                where = f"{len(hits)} of {len(entries)} entries"
+                self.emit(
+                    "test-table", table, f"{function.name}: {where} are test cases ({notable[0]})"
+                )
+
+    def _cases_of(self, callee: str) -> list[Case]:
+        return self.cases(callee)
+
+    def _value(self, node: ast.expr) -> object:
+        return fold(node, self.names)
+
+    def _literals(self, operands: list[ast.expr]) -> Iterable[object]:
+        for operand in operands:
+            value = self._value(operand)
+            for element in value if isinstance(value, tuple) else (value,):
+                if element is not UNKNOWN:
+                    yield element
+
+
+def _returned(body: list[ast.stmt]) -> list[ast.expr]:
+    """The values a block returns (not those of functions defined in it)."""
+    found: list[ast.expr] = []
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node.value)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _dicts(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, names: dict[str, ast.expr]
+) -> Iterator[ast.Dict]:
+    for node in ast.walk(function):
+        if isinstance(node, ast.Dict):
+            yield node
+        elif isinstance(node, ast.Name) and isinstance(names.get(node.id), ast.Dict):
+            yield names[node.id]  # type: ignore[misc]
+
+
+def _typed(values: Iterable[object]) -> set[object]:
+    return {_key(v) for v in values}
+
+
+def _key(value: object) -> object:
+    # 1, 1.0 and True are equal in Python but not the same test case.
+    try:
+        hash(value)
+    except TypeError:
+        return (type(value).__name__, repr(value))
+    return (type(value).__name__, value)
+
+
+def _notable(values: list[object]) -> bool:
+    """Whether some matched input is more than a base case's 0, 1, 2, a flag or a letter."""
+    for value in values:
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int) and abs(value) <= _TRIVIAL_INT:
+            continue
+        if isinstance(value, float) and value in (0.0, 1.0, -1.0, 0.5, 2.0):
+            continue
+        if isinstance(value, (str, bytes)) and len(value.strip()) < _SHORT_TEXT:
+            continue
+        return True
+    return False
+
+
+def _reads_any(node: ast.AST, params: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(node))
+
+
+def _hash_of_input(node: ast.expr, params: set[str]) -> bool:
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call):
+            name = dotted(call.func) or ""
+            head = name.split(".")[0]
+            hashing = head == "hashlib" or name in _HASHES or name.endswith(_DIGESTS)
+            if hashing and _reads_any(call, params):
+                return True
+    return False
 
 
 def _compares(node: ast.Compare) -> bool:

@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from donegate.errors import InvalidInput
+from donegate.globs import matches
 from donegate.record import Record
 from donegate.scan.finding import CONSTRUCTS
-from donegate.globs import matches
 
 Mode = Literal["block", "warn", "off"]
 _MODES: tuple[Mode, ...] = ("block", "warn", "off")

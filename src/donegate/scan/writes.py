@@ -2,9 +2,13 @@
 
 A construct that the file already had before the session is the project's, not the agent's: the
 scan compares each file's constructs with its previous content's (in the top-level statements
-that changed: :mod:`donegate.scan._units`). Constructs are counted by what
-they are (``detail``), wherever they sit, so a moved or re-indented line is not new; when a file
-has more of one than before, the ones in a class or function that gained them are reported.
+that changed: :mod:`donegate.scan._units`). A construct is what it is (``detail``) where it is
+(its class and function): a re-indented line or a function moved within the file is not new,
+but a construct moved into another function is, since moving ``sys._getframe`` from a debug
+helper into the function under test is how a count of constructs was defeated.
+
+A non-Python file the session wrote is read as Python when a written ``.py`` file runs text or
+a file as code (``exec(open("helper.txt").read())``): code kept as data is scanned as code.
 """
 
 from __future__ import annotations
@@ -12,14 +16,18 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Sequence
 
 from donegate.record import Record
+from donegate.scan._fold import constant_bindings
 from donegate.scan._units import changed_part, exact_changes
 from donegate.scan.finding import Finding, Occurrence
 from donegate.scan.fitted import fitted_occurrences, literals_of, names_of
 from donegate.scan.judge import judge_occurrences, may_reach
 from donegate.scan.settings import ScanSettings
+
+# Constructs of code fitted to the tests: ``[scan] fitted_to_test`` decides whether they block.
+FITTED = frozenset({"fitted-to-test", "test-table", "call-counter"})
 
 
 class WrittenFile(Record):
@@ -39,20 +47,34 @@ def scan_writes(
     test_literals: Container[object],
     settings: ScanSettings,
     is_test: Callable[[str], bool],
+    entry_points: Collection[str] = (),
 ) -> list[Finding]:
-    """The findings of the session's new constructs in the ``.py`` files of ``files``.
+    """The findings of the session's new constructs in the ``.py`` files of ``files`` (and in
+    its other files, when written code loads text as code).
 
-    ``test_literals`` holds the workspace's test files' literals (:class:`TestLiterals` or
-    :func:`test_literals_of`); ``is_test`` tells test files (and conftests) from source, given
-    a workspace-relative ``/``-separated path.
+    ``test_literals`` holds the workspace's test files' literals (:class:`TestLiterals`, which
+    also knows the tests' cases, or :func:`test_literals_of`); ``is_test`` tells test files
+    (and conftests) from source, given a workspace-relative ``/``-separated path;
+    ``entry_points`` names the functions of ``[project.scripts]`` (``main`` always counts).
     """
     session = _Session([f for f in files if f.path.endswith(".py")])
+    session.entry_points = frozenset({"main", *(e.rpartition(":")[2] for e in entry_points)})
     findings: list[Finding] = []
     for file in session.files:
         if file.new_source is not None:
             test_file = is_test(file.path)
             findings.extend(_scan(file, session, test_literals, settings, test_file))
+    if any(f.construct == "dynamic-code" for f in findings):
+        for file in _code_as_data(files):
+            findings.extend(_scan(file, session, test_literals, settings, is_test(file.path)))
     return findings
+
+
+def _code_as_data(files: Sequence[WrittenFile]) -> Iterator[WrittenFile]:
+    # Only files that parse as Python: a data file that does not is no code to load.
+    for file in files:
+        if not file.path.endswith(".py") and file.new_source and _parse(file.new_source):
+            yield file
 
 
 def scan_file(
@@ -70,6 +92,7 @@ class _Session:
 
     def __init__(self, files: list[WrittenFile]) -> None:
         self.files = files
+        self.entry_points: frozenset[str] = frozenset({"main"})
         self._olds: dict[str, ast.Module] = {}
         self._known: set[object] | None = None
 
@@ -80,23 +103,25 @@ class _Session:
         return self._olds[file.path]
 
     def had(self, value: object) -> bool:
-        """Whether a written file had the literal ``value`` before the session.
+        """Whether a written file had the literal ``value`` in its code before the session.
 
-        A string is looked for as quoted text, a whole number as a word, in the old sources;
-        other values, and strings with quotes or backslashes, in their parsed literals. A
-        value spelt otherwise before (through escapes) counts as new: the scan errs towards
-        reporting.
+        A string is looked for as quoted text, a whole number as a word, in the old sources
+        (most values are not there: then no old file is parsed); a value found so, and other
+        values, are looked up in the old files' parsed literals, docstrings left out. A value
+        spelt otherwise before (through escapes) counts as new: the scan errs towards reporting.
         """
         texts = [f.old_source for f in self.files if f.old_source]
         if isinstance(value, str) and not any(c in value for c in "'\"\\\n\r"):
-            return any(f"'{value}'" in t or f'"{value}"' in t for t in texts)
-        if isinstance(value, int) and not isinstance(value, bool):
+            if not any(f"'{value}'" in t or f'"{value}"' in t for t in texts):
+                return False
+        elif isinstance(value, int) and not isinstance(value, bool):
             word = re.compile(rf"(?<![\w.]){abs(value)}(?![\w.])")
-            return any(word.search(t) for t in texts)
+            if not any(word.search(t) for t in texts):
+                return False
         if self._known is None:
             self._known = set()
             for file in self.files:
-                self._known |= literals_of(self.old(file))
+                self._known |= literals_of(self.old(file), docstrings=False)
         return value in self._known
 
 
@@ -116,20 +141,46 @@ def _scan(
     added: list[Occurrence] = []
     source, previous = file.new_source or "", file.old_source
     changed = changed_part(new, source, previous)
+    entry = file.path.rpartition("/")[2] == "__main__.py"
+
+    def judge(part: ast.Module, whole: ast.Module) -> list[Occurrence]:
+        names = constant_bindings(whole.body)
+        return judge_occurrences(
+            part,
+            test_file=test_file,
+            names=names,
+            entry_file=entry,
+            entry_points=session.entry_points,
+        )
+
     if may_reach(source):
-        added = judge_occurrences(changed, test_file=test_file)
+        added = judge(changed, new)
         if added and previous is not None and may_reach(previous):
             # Imports stay in both parts: a module alias resolves wherever it is used.
-            now, before = exact_changes(new, source, session.old(file), previous)
+            old = session.old(file)
+            now, before = exact_changes(new, source, old, previous)
             added = _added(
-                judge_occurrences(_with_imports(before, session.old(file)), test_file=test_file),
-                judge_occurrences(_with_imports(now, new), test_file=test_file),
+                judge(_with_imports(before, old), old), judge(_with_imports(now, new), new)
             )
     if not test_file and settings.fitted_to_test != "off":
-        # The old file's literals are known, so its conditions are never "fitted": the new
-        # file's need no diff.
-        added += fitted_occurrences(new, test_literals, _Known(session, new), within=changed)
+        added += _fitted(file, session, new, changed, test_literals)
     return [_finding(file.path, o, settings) for o in sorted(added, key=lambda o: o.line)]
+
+
+def _fitted(
+    file: WrittenFile,
+    session: _Session,
+    new: ast.Module,
+    changed: ast.Module,
+    test_literals: Container[object],
+) -> list[Occurrence]:
+    # The old file's literals are known, so its conditions on a distinctive value are never
+    # "fitted"; its counters, tables and test-case answers are, and are left out by diff.
+    found = fitted_occurrences(new, test_literals, _Known(session, new), within=changed)
+    if not found or file.old_source is None:
+        return found
+    old = session.old(file)
+    return _added(fitted_occurrences(old, test_literals, _Known(session, old)), found)
 
 
 class _Known:
@@ -167,34 +218,24 @@ def _parse(source: str | None) -> ast.Module | None:
 
 
 def _added(old: Iterable[Occurrence], new: list[Occurrence]) -> list[Occurrence]:
-    """The occurrences of ``new`` beyond those of ``old`` (see the module docstring)."""
-    before = Counter((o.construct, o.detail) for o in old)
-    before_in_scope = Counter((o.construct, o.detail, o.scope) for o in old)
-    after = Counter((o.construct, o.detail) for o in new)
-    after_in_scope = Counter((o.construct, o.detail, o.scope) for o in new)
+    """The occurrences of ``new`` beyond those of ``old`` (see the module docstring): counted
+    by what they are and where (class and function), the last lines of a place named first
+    (new code is appended more often than prepended)."""
+    before = Counter((o.construct, o.detail, o.scope) for o in old)
+    after = Counter((o.construct, o.detail, o.scope) for o in new)
     added: list[Occurrence] = []
     for key, count in after.items():
         surplus = count - before[key]
-        if surplus <= 0:
-            continue
-        candidates = [o for o in new if (o.construct, o.detail) == key]
-        # Prefer the scopes that gained occurrences, then the last lines (new code is appended
-        # more often than prepended); the choice only affects which line is named.
-        candidates.sort(
-            key=lambda o: (
-                after_in_scope[(*key, o.scope)] > before_in_scope[(*key, o.scope)],
-                o.line,
-            ),
-            reverse=True,
-        )
-        added.extend(candidates[:surplus])
+        if surplus > 0:
+            candidates = [o for o in new if (o.construct, o.detail, o.scope) == key]
+            added.extend(sorted(candidates, key=lambda o: o.line)[-surplus:])
     return added
 
 
 def _finding(path: str, occurrence: Occurrence, settings: ScanSettings) -> Finding:
     rule = settings.allowed_by(occurrence.construct, path)
     blocking = rule is None and not (
-        occurrence.construct == "fitted-to-test" and settings.fitted_to_test != "block"
+        occurrence.construct in FITTED and settings.fitted_to_test != "block"
     )
     return Finding(
         path=path,
