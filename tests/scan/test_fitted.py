@@ -213,4 +213,4 @@ def test_lazy_test_literals_agree_with_parsing_everything(value: object) -> None
 def test_lazy_test_literals_parse_only_the_files_that_may_hold_the_value() -> None:
     literals = rule.TestLiterals(LAZY_SOURCES)
     assert "done" in literals
-    assert len(literals._pending) == 3  # the other files were not parsed
+    assert len(literals._unread) == 3  # the other files were not parsed

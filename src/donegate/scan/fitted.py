@@ -139,8 +139,8 @@ class TestLiterals:
     __test__ = False  # not a test class, whatever pytest thinks of its name
 
     def __init__(self, sources: Iterable[str]) -> None:
-        self._pending = list(sources)
-        self._sources = list(self._pending)
+        self._sources = list(sources)
+        self._unread = set(range(len(self._sources)))
         self._found: set[object] = set()
         self._cases: dict[int, list[Case]] = {}
 
@@ -152,32 +152,32 @@ class TestLiterals:
         needle = f"{callee}("
         found: list[Case] = []
         for index, text in enumerate(self._sources):
-            if needle not in text:
-                continue
-            if index not in self._cases:
-                self._cases[index] = _parsed_cases(text)
-            found += [c for c in self._cases[index] if c.callee in (callee, ANY_FUNCTION)]
+            if needle in text:
+                self._read(index)
+                found += [c for c in self._cases[index] if c.callee in (callee, ANY_FUNCTION)]
         return found
 
     def __contains__(self, value: object) -> bool:
         if value in self._found:
             return True
         needle = _needle(value)
-        unread: list[str] = []
-        for text in self._pending:
-            if needle is None or needle in text:
-                self._found |= test_literals_of([text])
-            else:
-                unread.append(text)
-        self._pending = unread
+        for index in sorted(self._unread):
+            if needle is None or needle in self._sources[index]:
+                self._read(index)
         return value in self._found
 
-
-def _parsed_cases(text: str) -> list[Case]:
-    try:
-        return cases_of(ast.parse(text))
-    except (SyntaxError, ValueError, RecursionError):
-        return []
+    def _read(self, index: int) -> None:
+        # One parse gives a file's literals and its cases, whichever question came first.
+        if index not in self._unread:
+            return
+        self._unread.discard(index)
+        try:
+            tree = ast.parse(self._sources[index])
+        except (SyntaxError, ValueError, RecursionError):
+            self._cases[index] = []
+            return
+        self._found |= literals_of(tree)
+        self._cases[index] = cases_of(tree)
 
 
 def _needle(value: object) -> str | None:
