@@ -1,4 +1,4 @@
-"""The hooks on a workspace the agent made hostile: FIFOs, /proc, huge files.
+"""The hooks on a workspace the agent made hostile: FIFOs, /proc, huge files, an early kill.
 
 Every case runs the real ``donegate hook HOST`` process. A hang shows as a subprocess timeout
 well under the hang (the hook is given 30 s where the bug held it 60 s and more).
@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ import pytest
 from donegate.demo import project
 from donegate.demo.project import git
 from donegate.ledger import Ledger, Receipt
+from donegate.session.layout import Layout, locked
 
 HANG_TIMEOUT_S = 30
 SESSION = "hostile-1"
@@ -168,3 +171,38 @@ def test_a_tracked_file_grown_huge_is_classified_without_being_loaded(tmp_path: 
     [write] = receipts(state)[-1].decision_doc["writes"]
     assert (write["path"], write["change"], write["kind"]) == ("notes.md", "modified", "doc")
     assert int(peak.read_text()) * 1024 < HUGE // 4
+
+
+def waiting_for_a_lock(pid: int) -> bool:
+    """Whether process ``pid`` is blocked asking for a ``flock`` (the kernel's own list)."""
+    with open("/proc/locks") as f:
+        return any("->" in line and f" {pid} " in line for line in f)
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs Linux's /proc/locks")
+def test_a_stop_killed_before_it_took_the_sessions_lock_is_reported_interrupted(
+    tmp_path: Path,
+) -> None:
+    repo, state = started(tmp_path)
+    _, (data, _) = payloads("claude-code", repo)
+    full = {**os.environ, "DONEGATE_STATE_DIR": str(state)}
+    argv = [sys.executable, "-m", "donegate", "hook", "claude-code"]
+    # Another stop of the session holds its lock: this one waits, and is killed waiting.
+    with locked(Layout(state).lock(SESSION)):
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=full, stdout=subprocess.DEVNULL)
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(data).encode())
+        proc.stdin.close()
+        deadline = time.monotonic() + HANG_TIMEOUT_S
+        while not waiting_for_a_lock(proc.pid) and proc.poll() is None:
+            assert time.monotonic() < deadline, "the hook never asked for the session's lock"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(HANG_TIMEOUT_S) == -signal.SIGKILL
+    after = stop("claude-code", repo, state)
+    assert after.returncode == 0, after.stderr
+    assert "never finished" in after.stdout  # the person is told, in the host's own terms
+    reasons = [r.reason for r in receipts(state)]
+    assert reasons[0] == "interrupted"
+    assert "pending" not in reasons
+    assert list((state / "locks" / "stops").iterdir()) == []  # the dead stop's lock is gone too

@@ -4,6 +4,7 @@ Everything lives outside the agent's working tree (:mod:`donegate.statedir`)::
 
     receipts.sqlite3, gate.sqlite3                     the ledger and the gate's session history
     locks/<session>.lock                               one stop at a time per session
+    locks/stops/<token>.lock                           held while a pending receipt's stop lives
     sessions/<session>/root                            the workspace root pinned at the first call
     workspaces/<workspace>/authorship.json             who wrote what: agents' writes, acceptances
     workspaces/<workspace>/config.accepted.json        the last donegate.toml a person accepted
@@ -62,6 +63,10 @@ class Layout(Record):
         """The last hook call of ``host`` in the workspace: proof the installed hooks fire."""
         return self.workspace(root) / "seen" / f"{host}.json"
 
+    def stop_lock(self, token: str) -> Path:
+        """Held by a live stop from before its pending receipt: the receipt names ``token``."""
+        return self.state_dir / "locks" / "stops" / f"{token}.lock"
+
     def workspace_lock(self, root: Path) -> Path:
         return self.workspace(root) / "authorship.lock"
 
@@ -82,10 +87,28 @@ def locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def is_locked(path: Path) -> bool:
-    """Whether another process holds the ``flock`` on ``path`` right now."""
+def hold(path: Path) -> int:
+    """A descriptor holding an exclusive ``flock`` on ``path`` (created) until it is closed.
+
+    The kernel releases it when the process dies, however it dies.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
-        with path.open("a") as handle:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def is_locked(path: Path, *, create: bool = True) -> bool:
+    """Whether another process holds the ``flock`` on ``path`` right now.
+
+    ``create=False``: a missing file is no lock (and is not created to ask).
+    """
+    try:
+        with path.open("a" if create else "rb") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

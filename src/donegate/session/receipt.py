@@ -1,10 +1,11 @@
 """The receipt of a stop, and its one writer: opened as *pending* before anything runs.
 
-A hook can be killed mid-check (the host's timeout, a crash, the person's Ctrl-C). A receipt
-written last would then never exist; this one exists from the start and says "pending". The next
-hook call in the workspace finds it, sees that no live process owns it (the session's lock is
-free, or it is this very session, whose lock we hold), and closes it as interrupted: not verified,
-and the person is told.
+A hook can be killed at any moment (the host's timeout, a crash, the person's Ctrl-C). A receipt
+written last would then never exist; this one is the stop's first durable act, before the
+session's lock is even asked for, and says "pending". Its stop holds a lock of its own, named in
+the receipt, for as long as it lives. The next stop in the workspace finds the receipt, sees that
+no live process holds its lock, and closes it as interrupted: not verified, and the person is
+told.
 
 A ledger that cannot be opened (corrupt, foreign) is moved aside into the state directory's
 quarantine and a fresh one started; the event is recorded in the new ledger and the person told.
@@ -14,14 +15,15 @@ Never a silent let-go.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
 from donegate.errors import InternalError, InvalidInput
-from donegate.ledger import PENDING, Decision, Ledger
+from donegate.ledger import PENDING, Decision, Ledger, Receipt
 from donegate.session.event import HookEvent
-from donegate.session.layout import Layout, is_locked, move_aside
+from donegate.session.layout import Layout, hold, is_locked, move_aside
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 INTERRUPTED = "interrupted"
+_TOKEN = re.compile(r"[0-9]+-[0-9a-f]{12}")
 
 
 # What SQLite and donegate's readers say of a file that is damaged, not merely busy or unwritable:
@@ -67,6 +70,8 @@ class Receipts:
         self.root = root
         self.notes: list[str] = []
         self._db: Ledger | None = None
+        self._own: int | None = None  # this stop's pending receipt
+        self._live: tuple[int, str] | None = None  # the held lock saying this stop lives
 
     def disconnect(self) -> None:
         """Close the ledger's connection (a later call opens a new one)."""
@@ -91,11 +96,18 @@ class Receipts:
     def sweep(self) -> list[str]:
         """Close the workspace's receipts left pending by hooks that are gone; what to tell."""
         left = self._ledger(lambda ledger: ledger.pending(self.root))
+        dead = [r for r in left if r.id != self._own and not self._alive(r)]
+        if dead:
+            # Found dead, then confirmed still pending: a stop that closed its receipt and
+            # ended between the two reads is not overwritten as interrupted.
+            still = {r.id for r in self._ledger(lambda ledger: ledger.pending(self.root))}
+            dead = [r for r in dead if r.id in still]
         told: list[str] = []
-        for receipt in left:
-            if receipt.session_id != self.event.session_id and self._alive(receipt.session_id):
-                continue
+        for receipt in dead:
             self._close_interrupted(receipt.id, receipt.decision_doc)
+            token = _token(receipt)
+            if token is not None:  # its process died holding it: the file is left behind
+                self.layout.stop_lock(token).unlink(missing_ok=True)
             told.append(
                 f"donegate: the stop recorded as receipt {receipt.id} (session "
                 f"{receipt.session_id}, {receipt.created_at}) never finished: the hook was "
@@ -103,8 +115,15 @@ class Receipts:
             )
         return told
 
-    def _alive(self, session_id: str) -> bool:
-        return is_locked(self.layout.lock(session_id))
+    def _alive(self, receipt: Receipt) -> bool:
+        token = _token(receipt)
+        if token is not None:
+            return is_locked(self.layout.stop_lock(token), create=False)
+        # Opened by an earlier donegate, under its session's lock: this session's (whose lock
+        # we hold) is dead; another session's lives while its lock is held.
+        if receipt.session_id == self.event.session_id:
+            return False
+        return is_locked(self.layout.lock(receipt.session_id))
 
     def _close_interrupted(self, receipt_id: int, doc: Mapping[str, Any]) -> None:
         closed = {**doc, "interrupted": {"found_at": _now(), "by_session": self.event.session_id}}
@@ -120,12 +139,18 @@ class Receipts:
         )
 
     def open(self) -> int:
-        """A pending receipt for this stop, before anything runs."""
+        """A pending receipt for this stop: its first durable act, before any lock or read.
+
+        The receipt names a lock that this process holds until :meth:`end`; the kernel drops
+        it when the process dies, however early, and the next sweep finds the receipt dead.
+        """
+        token = f"{os.getpid()}-{os.urandom(6).hex()}"
+        self._live = (hold(self.layout.stop_lock(token)), token)
         doc = {
             "host_event": self.event.host_event,
-            "pending": {"pid": os.getpid(), "opened_at": _now()},
+            "pending": {"pid": os.getpid(), "opened_at": _now(), "token": token},
         }
-        return self._ledger(
+        self._own = self._ledger(
             lambda ledger: ledger.record(
                 session_id=self.event.session_id,
                 host=self.event.host,
@@ -137,6 +162,15 @@ class Receipts:
                 decision_doc=doc,
             )
         )
+        return self._own
+
+    def end(self) -> None:
+        """Close the ledger's connection and let go of the stop's lock: it is over."""
+        self.disconnect()
+        if self._live is not None:
+            (fd, token), self._live = self._live, None
+            self.layout.stop_lock(token).unlink(missing_ok=True)
+            os.close(fd)
 
     def close(
         self,
@@ -174,6 +208,13 @@ class Receipts:
             return receipt_id
 
         return self._ledger(write)
+
+
+def _token(receipt: Receipt) -> str | None:
+    """The name of the lock a pending receipt's stop holds while it lives (None: too old)."""
+    pending = receipt.decision_doc.get("pending")
+    token = pending.get("token") if isinstance(pending, dict) else None
+    return token if isinstance(token, str) and _TOKEN.fullmatch(token) else None
 
 
 def _now() -> str:

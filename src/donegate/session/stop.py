@@ -18,7 +18,7 @@ from donegate.session.event import HookAnswer, HookEvent
 from donegate.session.layout import Layout, locked
 from donegate.session.receipt import Receipts, repairing
 from donegate.session.settings import Settings
-from donegate.session.workspace import Workspace
+from donegate.session.workspace import Workspace, receipt_root
 from donegate.workspace import ClassifiedWrite
 
 TYPE_CHECKING = False
@@ -57,32 +57,35 @@ class StopResult(Record):
 
 
 def decide_stop(event: HookEvent, layout: Layout) -> StopResult:
-    """Decide one stop event, under the session's lock.
+    """Decide one stop event.
 
-    1. the workspace: its root is the one pinned at the session's first hook call.
-    2. receipts left pending by a killed hook are closed as interrupted; this stop's receipt is
-       opened as pending before anything runs.
-    3. the settings the session is judged by (the configuration a person accepted).
-    4. background tasks still running: the stop is let go unchecked, and says so.
-    5. the writes since the last verified snapshot, classified.
-    6. writes that need verifying: the claim, the configured checks, the verdict.
-    7. the gate decides from the writes, the reading and the session's history.
-    8. ``on_unverified`` shapes the answer; the receipt is closed.
+    1. this stop's receipt is opened as pending: its first durable act, so that a stop killed
+       at any later moment is on the record.
+    2. under the session's lock, the workspace: its root is the one pinned at the session's
+       first hook call (a directory that cannot be a project is refused).
+    3. receipts left pending by killed hooks are closed as interrupted.
+    4. the settings the session is judged by (the configuration a person accepted).
+    5. background tasks still running: the stop is let go unchecked, and says so.
+    6. the writes since the last verified snapshot, classified.
+    7. writes that need verifying: the claim, the configured checks, the verdict.
+    8. the gate decides from the writes, the reading and the session's history.
+    9. ``on_unverified`` shapes the answer; the receipt is closed.
     """
-    with locked(layout.lock(event.session_id)):
-        space = Workspace.open(layout, event)  # 1
-        receipts = Receipts(layout, event, space.root)
+    receipts = Receipts(layout, event, receipt_root(layout, event))
+    try:
+        receipt_id = receipts.open()  # 1
         try:
-            notes = space.notes  # one list: every step adds what the person should hear
-            notes.extend(receipts.sweep())  # 2
-            receipt_id = receipts.open()
-            try:
+            with locked(layout.lock(event.session_id)):
+                space = Workspace.open(layout, event)  # 2
+                receipts.root = space.root
+                notes = space.notes  # one list: every step adds what the person should hear
+                notes.extend(receipts.sweep())  # 3
                 return _rest(event, layout, space, receipts, receipt_id, notes)
-            except Exception as exc:  # recorded here, where the pending receipt is known
-                failed = _record_failure(receipts, receipt_id, exc)
-                raise StopFailed(exc, failed) from exc
-        finally:
-            receipts.disconnect()
+        except Exception as exc:  # recorded here, where the pending receipt is known
+            failed = _record_failure(receipts, receipt_id, exc)
+            raise StopFailed(exc, failed) from exc
+    finally:
+        receipts.end()
 
 
 def _rest(
@@ -93,24 +96,24 @@ def _rest(
     receipt_id: int,
     notes: list[str],
 ) -> StopResult:
-    """Steps 3 to 8 of :func:`decide_stop`."""
-    settings = space.settings()  # 3
+    """Steps 4 to 9 of :func:`decide_stop`."""
+    settings = space.settings()  # 4
     notes += settings.notes
     judge_exposed = reach.warning(space.root, layout.state_dir)
     if judge_exposed:  # nothing donegate could check would tell: the person must move it
         notes.append(judge_exposed)
-    if event.background_tasks:  # 4
+    if event.background_tasks:  # 5
         return _unchecked(receipts, receipt_id, notes)
-    writes = space.writes(settings)  # 5
-    claim = _verify(event, space, settings, writes)  # 6
+    writes = space.writes(settings)  # 6
+    claim = _verify(event, space, settings, writes)  # 7
     facts = _facts(space, settings, writes, claim)
     judged = _judged(space, settings, writes)
-    decision = _decide(layout, event, settings, facts, claim, notes, judged)  # 7
+    decision = _decide(layout, event, settings, facts, claim, notes, judged)  # 8
     if claim is not None and claim.verdict is not None and claim.verdict.state == "verified":
         space.mark_verified()
     told = answer.answer_for(decision, settings.on_unverified, writes, [*notes, *receipts.notes])
     signed = _signed(claim, space)
-    return _close(receipts, receipt_id, event, told, decision, signed, writes, settings)  # 8
+    return _close(receipts, receipt_id, event, told, decision, signed, writes, settings)  # 9
 
 
 def _verify(

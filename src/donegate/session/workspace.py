@@ -80,6 +80,24 @@ def pinned_root(layout: Layout, event: HookEvent, notes: list[str]) -> Path:
     return pinned
 
 
+def receipt_root(layout: Layout, event: HookEvent) -> Path:
+    """Where a stop's receipt is recorded before anything is written or locked.
+
+    The root :func:`pinned_root` will give (the session's pin, else its parent's, else where
+    the first call pins it); the payload's ``cwd`` when that is refused as a workspace, so
+    that the refusal too is on the record.
+    """
+    parent = _parent(event.session_id)
+    for session in (event.session_id, parent) if parent else (event.session_id,):
+        pinned = _pin(layout.root_pin(session))
+        if pinned is not None:
+            return pinned
+    try:
+        return project(workspace_root(event.cwd))
+    except (InvalidInput, OSError):
+        return event.cwd
+
+
 def _pin(path: Path) -> Path | None:
     try:
         return Path(path.read_bytes().decode("utf-8", "surrogateescape"))
