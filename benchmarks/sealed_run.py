@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import workspace_snapshot  # the benchmarks folder is on sys.path when run as a script
-from donegate.checks.sealed import seal
+from donegate.sealed.copy import seal
 from donegate.workspace import Snapshot
 
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]

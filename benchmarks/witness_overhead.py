@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from donegate.checks import CheckContext
-from donegate.checks._witness import prepare
 from donegate.checks.test_run import TEST_RUN, TestRunSettings
+from donegate.sealed._witness import prepare
 
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 

@@ -278,8 +278,8 @@ def test_a_built_in_check_type_loads_only_its_own_module() -> None:
     # A fresh interpreter: what naming test_run imports, and whether plugins were looked for.
     code = (
         "import sys; from donegate import checks; checks.lookup('test_run'); "
-        "print(sorted(m for m in sys.modules if m.startswith(('donegate.checks.e', "
-        "'donegate.checks.s')) and m != 'donegate.checks.sealed')); "
+        "print(sorted(m for m in sys.modules if m.startswith(("
+        "'donegate.checks.endpoint_health', 'donegate.checks.state_readback')))); "
         "print(checks._plugins.cache_info().currsize)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -36,8 +36,8 @@ from donegate.instant import Instant
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from donegate.checks._launch import Started
-    from donegate.checks.sealed import Sealed
+    from donegate.sealed._launch import Started
+    from donegate.sealed.copy import Sealed
 
 VERIFIER_ID = f"donegate/{__version__}"
 
@@ -45,7 +45,7 @@ VERIFIER_ID = f"donegate/{__version__}"
 # process waits on it, so a core is idle), not before it starts.
 _AFTER_RUN = (
     "donegate.verdict",
-    "xml.etree.ElementTree",  # test_run's JUnit reports (donegate.checks._junit)
+    "xml.etree.ElementTree",  # test_run's JUnit reports (donegate.checks.runners._junit)
 )
 
 
@@ -65,7 +65,7 @@ def collect(
     Evidence already in the claim is kept, but only donegate's own and that of verifiers the
     configuration trusts can count; an item that claims donegate's verifier id without having been
     collected here is relabelled ``self_attested``. With ``sealed`` (see
-    :func:`donegate.checks.sealed.seal`) the checks run on that copy of the workspace.
+    :func:`donegate.sealed.copy.seal`) the checks run on that copy of the workspace.
     ``tainted`` names paths whose content an agent wrote and no person accepted (see
     :class:`~donegate.checks.CheckContext`). ``void_runs`` says why no ``test_run`` may count
     (code under test that can shape its own verdict): such checks are recorded as absent.

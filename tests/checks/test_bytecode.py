@@ -16,8 +16,8 @@ from typing import BinaryIO
 
 import pytest
 
-from donegate.checks import _bytecode
-from donegate.checks._bytecode import run_prefix
+from donegate.sealed import _bytecode
+from donegate.sealed._bytecode import run_prefix
 from tests.spying import names_read
 
 FIXED = "def zip_code(text):\n    return '94107'\n"

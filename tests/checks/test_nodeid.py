@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from donegate.checks._mustpass import resolve
-from donegate.checks._nodeid import NodeId, NodeIdError
-from donegate.checks._witness import WitnessReport
+from donegate.checks.runners._nodeid import NodeId, NodeIdError
+from donegate.checks.test_run._mustpass import resolve
+from donegate.sealed._witness import WitnessReport
 
 IPV6 = "tests/test_requests.py::TestRequests::test_errors[http://fe80::5054:ff:fe5a:fc0-InvalidURL]"
 

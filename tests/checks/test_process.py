@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from donegate.checks._process import RunResult, run_group, start_group
+from donegate.sealed._process import RunResult, run_group, start_group
 
 
 def test_on_spawn_is_called_once_before_the_command_ends(tmp_path: Path) -> None:

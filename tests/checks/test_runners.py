@@ -275,7 +275,7 @@ def test_junit_report_written_by_the_run_verifies(tmp_path: Path) -> None:
 def test_stale_junit_report_planted_before_the_run_does_not_verify(tmp_path: Path) -> None:
     write(tmp_path, {"out/report.xml": PASSING_JUNIT})
     # Control: the planted file is a passing report, as a reader that trusts it would see.
-    from donegate.checks import _jsreports
+    from donegate.checks.runners import _jsreports
 
     planted = _jsreports.junit((tmp_path / "out/report.xml").read_bytes(), "junit")
     assert planted is not None

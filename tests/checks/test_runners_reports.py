@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from donegate.checks import _gotest, _jsreports, _libtest, _outcomes, _reportfile, _runners
+from donegate.checks import runners
+from donegate.checks.runners import _gotest, _jsreports, _libtest, _outcomes, _reportfile
 from donegate.checks.test_run import TestRunSettings
 from tests.checks import runner_projects as rp
 from tests.checks.support import collect_one, detail, only, write
@@ -123,20 +124,20 @@ def test_junit_that_is_not_xml_is_no_report() -> None:
     ],
 )
 def test_runner_told_from_the_command(argv: list[str], runner: str | None) -> None:
-    assert _runners.detect(argv) == runner
+    assert runners.detect(argv) == runner
 
 
 def test_reporter_flags_follow_double_dash_for_a_package_manager(tmp_path: Path) -> None:
-    argv, report = _runners.with_reporter("vitest", ["npm", "test"], tmp_path)
+    argv, report = runners.with_reporter("vitest", ["npm", "test"], tmp_path)
     assert argv[:3] == ["npm", "test", "--"]
     assert f"--outputFile.junit={report}" in argv
-    go, _ = _runners.with_reporter("go", ["go", "test", "./..."], tmp_path)
+    go, _ = runners.with_reporter("go", ["go", "test", "./..."], tmp_path)
     assert go[-4:] == ["go", "test", "-json", "./..."]
 
 
 def test_runner_that_cannot_take_flags_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(_runners.RunnerCommandError):
-        _runners.with_reporter("go", ["make", "check"], tmp_path)
+    with pytest.raises(runners.RunnerCommandError):
+        runners.with_reporter("go", ["make", "check"], tmp_path)
 
 
 @pytest.mark.parametrize(

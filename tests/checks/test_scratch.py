@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from donegate.checks import _scratch
+from donegate.sealed import _scratch
 
 
 def test_a_scratch_directory_is_private_new_and_removed(

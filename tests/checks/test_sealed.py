@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from donegate.checks._importroots import import_roots
-from donegate.checks.sealed import LOCK_FILE, SEALED_DIR, Sealed, seal, sweep
 from donegate.collect import collect
+from donegate.sealed._importroots import import_roots
+from donegate.sealed.copy import LOCK_FILE, SEALED_DIR, Sealed, seal, sweep
 from donegate.workspace import Entry, Snapshot
 from donegate.workspace.snapshot import blob_id
 from tests.checks.support import claim_with, config_from, detail, only, state, write
@@ -310,7 +310,7 @@ import sys, time
 from pathlib import Path
 from donegate.workspace import Entry, Snapshot
 from donegate.workspace.snapshot import blob_id
-from donegate.checks.sealed import seal
+from donegate.sealed.copy import seal
 with seal(Snapshot.take(sys.argv[1]), state_dir=sys.argv[2], site_dirs=()) as sealed:
     Path(sys.argv[3]).write_text(str(sealed.root))
     time.sleep(600)

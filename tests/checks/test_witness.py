@@ -470,7 +470,7 @@ def test_an_impostor_of_the_same_name_elsewhere_does_not_count(tmp_path: Path) -
     ],
 )
 def test_the_inherited_environment_loses_what_steers_python(name: str, dropped: bool) -> None:
-    from donegate.checks._runenv import base_environment
+    from donegate.sealed._runenv import base_environment
 
     env = base_environment({"PYTHONHASHSEED": "0"}, {name: "x", "TERM": "dumb"})
     assert (name not in env) == dropped
@@ -478,7 +478,7 @@ def test_the_inherited_environment_loses_what_steers_python(name: str, dropped: 
 
 
 def test_a_witness_report_that_is_not_a_plain_file_reads_as_none(tmp_path: Path) -> None:
-    from donegate.checks._witness import read_report
+    from donegate.sealed._witness import read_report
 
     (tmp_path / "real.json").write_text('{"witness": 1}')
     (tmp_path / "link.json").symlink_to(tmp_path / "real.json")

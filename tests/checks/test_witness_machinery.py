@@ -15,7 +15,7 @@ from typing import Any
 import _pytest.reports
 import _pytest.runner
 
-from donegate.checks import _witness_plugin as plugin
+from donegate.sealed import _witness_plugin as plugin
 
 
 def witness(tmp_path: Path) -> plugin._Witness:

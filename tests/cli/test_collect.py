@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from donegate.checks import _bytecode
 from donegate.cli import main
 from donegate.exitcodes import ExitCode
+from donegate.sealed import _bytecode
 
 PY = json.dumps(sys.executable)
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from donegate.checks import _launch
 from donegate.cli import main
 from donegate.cli.prestart import Flags, prestart
 from donegate.exitcodes import ExitCode
 from donegate.instant import Instant
+from donegate.sealed import _launch
 
 PY = json.dumps(sys.executable)
 

@@ -18,7 +18,7 @@ from donegate.claim import Mutation
 from donegate.redact import NO_SECRETS, Redactor
 
 if TYPE_CHECKING:
-    from donegate.checks._launch import Started
+    from donegate.sealed._launch import Started
 
 PositiveSeconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
@@ -64,7 +64,7 @@ class CheckContext:
     ``tainted`` holds paths (relative to ``base_dir``) whose content an agent wrote and no person
     has accepted: a check whose judge reads one of them (a runner file, a protected test) does not
     count. ``bytecode``, when set, is where donegate keeps the bytecode it compiled for earlier
-    test runs (see :mod:`donegate.checks._bytecode`); without it every run compiles anew.
+    test runs (see :mod:`donegate.sealed._bytecode`); without it every run compiles anew.
     ``on_spawn``, when set, is called once a check's command has started: the caller may then use
     the idle core for work it needs only after the run (see :mod:`donegate.collect`).
     ``prestarted`` is a ``test_run`` command started before the checks were loaded (see

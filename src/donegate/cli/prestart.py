@@ -4,7 +4,7 @@ A collect spends about a tenth of a second loading click, pydantic and the claim
 can start the team's test command; the command then runs on one core while the other waits.
 Here the command starts first, from plain code: the arguments, the configuration and the flags'
 claim are read just far enough to know what to run, and the run is started exactly as
-``test_run`` would start it (:func:`donegate.checks._launch.start`). The collect then goes on as
+``test_run`` would start it (:func:`donegate.sealed._launch.start`). The collect then goes on as
 always, and loads, parses and validates everything while the tests run.
 
 Nothing is decided here. The run is taken over only by a ``test_run`` check whose validated
@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from donegate import configtext, statedir
-from donegate.checks import _launch
-from donegate.checks._bytecode import STORE_DIR
 from donegate.errors import InvalidInput
 from donegate.record import Record
+from donegate.sealed import _launch
+from donegate.sealed._bytecode import STORE_DIR
 
 _VALUED = ("--config", "--task-id", "--claimed-outcome", "--mutation")
 _SWITCHES = ("--json", "--enforce", "--sign")

@@ -158,7 +158,7 @@ def _checked(
 
     if settings.config_text is None or not settings.has_checks:
         return verify_claim(claim)
-    from donegate.checks.sealed import seal
+    from donegate.sealed.copy import seal
 
     source = str(settings.root / CONFIG_FILE)
     config = parse_config(settings.config_text, base_dir=settings.root, source=source)

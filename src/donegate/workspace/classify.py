@@ -11,8 +11,8 @@ whatever their kind.
 
 from __future__ import annotations
 
-from donegate.record import Record
 from donegate.globs import matches_any
+from donegate.record import Record
 from donegate.workspace.runnerfiles import RUNNER_FILES
 from donegate.workspace.writes import Write
 

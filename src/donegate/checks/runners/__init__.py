@@ -12,11 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from donegate.checks import _reportfile
+from donegate.checks.runners import _reportfile
 from donegate.record import Record
 
 if TYPE_CHECKING:
-    from donegate.checks._outcomes import Outcomes
+    from donegate.checks.runners._outcomes import Outcomes
 
 Runner = Literal["pytest", "vitest", "jest", "go", "cargo", "node", "junit"]
 RUNNERS: tuple[Runner, ...] = ("pytest", "vitest", "jest", "go", "cargo", "node", "junit")
@@ -128,7 +128,7 @@ def read(report: RunnerReport, run_dir: Path) -> tuple[Outcomes | None, str | No
 
 def _parse(runner: Runner, data: bytes, run_dir: Path) -> Outcomes | None:
     # The readers are imported after the run: starting the command needs none of them.
-    from donegate.checks import _gotest, _jsreports, _libtest
+    from donegate.checks.runners import _gotest, _jsreports, _libtest
 
     if runner == "go":
         return _gotest.read(data)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from donegate.checks._outcomes import Outcome, Outcomes
+from donegate.checks.runners._outcomes import Outcome, Outcomes
 
 _ENDS: dict[str, Outcome] = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 _BUILD_FAILED = re.compile(r"^FAIL\t(\S+) \[(?:build|setup) failed\]$")

@@ -10,8 +10,8 @@ and outside what host sandboxes let an agent write, so no process of the agent c
 while the checks run. Every file is checked against the snapshot's digest as it is copied; a file
 changed since (or deleted, or unreadable) is a finding, and a run with findings does not count.
 The code under test is imported from the copy even when the project is installed in editable
-mode (see :mod:`donegate.checks._importroots`); the project's virtualenv, ``node_modules/`` and
-other ignored paths are linked to the live tree (see :mod:`donegate.checks._copytree`).
+mode (see :mod:`donegate.sealed._importroots`); the project's virtualenv, ``node_modules/`` and
+other ignored paths are linked to the live tree (see :mod:`donegate.sealed._copytree`).
 
 The copy is removed when the ``with`` block ends, whatever ends it. A copy whose owner died (a
 hook killed mid-check) is removed by the next seal: each owner holds a lock on its copy.
@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from donegate import statedir
-from donegate.checks._bytecode import STORE_DIR
-from donegate.checks._copytree import TreeCopier
-from donegate.checks._importroots import import_roots, site_dirs_of
-from donegate.checks._lock import held
+from donegate.sealed._bytecode import STORE_DIR
+from donegate.sealed._copytree import TreeCopier
+from donegate.sealed._importroots import import_roots, site_dirs_of
+from donegate.sealed._lock import held
 
 if TYPE_CHECKING:
     from donegate.workspace import Snapshot

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from donegate.checks._outcomes import Outcome, Outcomes
+from donegate.checks.runners._outcomes import Outcome, Outcomes
 
 _TEST_LINE = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored(?:, .*)?)$")
 _RESULT_LINE = re.compile(

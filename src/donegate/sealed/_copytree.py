@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from donegate.record import Record
 from donegate.globs import PathFilter
+from donegate.record import Record
 
 # Linux's FICLONE ioctl: _IOW(0x94, 9, int).
 FICLONE = 0x40049409

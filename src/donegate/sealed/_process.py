@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from donegate.checks import _scratch
 from donegate.record import Record
+from donegate.sealed import _scratch
 
 OUTPUT_TAIL_CHARS = 4000
 TERM_GRACE_S = 2.0

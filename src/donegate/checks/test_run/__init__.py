@@ -26,13 +26,16 @@ from typing import Annotated, Any
 
 from pydantic import Field, JsonValue, model_validator
 
-from donegate.checks import _integrity, _launch, _mustpass, _outcomes, _runners
-from donegate.checks._launch import Launch, Place, Refusal, Reports, Started
-from donegate.checks._nodeid import NodeId, NodeIdError
-from donegate.checks._outcomes import Outcomes
-from donegate.checks._process import RunResult
-from donegate.checks._witness import WitnessReport
+from donegate.checks import runners
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
+from donegate.checks.runners import _outcomes
+from donegate.checks.runners._nodeid import NodeId, NodeIdError
+from donegate.checks.runners._outcomes import Outcomes
+from donegate.checks.test_run import _integrity, _mustpass
+from donegate.sealed import _launch
+from donegate.sealed._launch import Launch, Place, Refusal, Reports, Started
+from donegate.sealed._process import RunResult
+from donegate.sealed._witness import WitnessReport
 
 _COUNT_KEYS = ("passed", "failed", "errors", "skipped")
 MAX_FAILING_NAMED = 20
@@ -63,7 +66,7 @@ class TestRunSettings(CheckSettings):
     must_pass: list[str] = Field(default_factory=list)
     protect: list[str] = Field(default_factory=list)
     protect_runner_files: bool = True
-    runner: _runners.Runner | None = None
+    runner: runners.Runner | None = None
     report: str | None = None
     expected: dict[str, JsonValue] = Field(default_factory=_default_expected)
 
@@ -78,7 +81,7 @@ class TestRunSettings(CheckSettings):
                 "expected holds integers under exit_code, passed, failed, errors, skipped"
             )
         if self.report is not None:
-            _runners.report_flag_path(self.report)
+            runners.report_flag_path(self.report)
             if self.runner not in (None, "junit"):
                 raise ValueError('report = "junit:PATH" goes with runner = "junit" (or no runner)')
         elif self.runner == "junit":
@@ -109,7 +112,7 @@ class TestRunSettings(CheckSettings):
             report=self.report,
         )
 
-    def runner_kind(self) -> _runners.Runner | None:
+    def runner_kind(self) -> runners.Runner | None:
         """The runner: as configured, ``junit`` with a ``report``, else told from the command."""
         return self.launch().runner_kind()
 

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from donegate.checks._outcomes import Outcome, Outcomes
+from donegate.checks.runners._outcomes import Outcome, Outcomes
 
 if TYPE_CHECKING:
     import xml.etree.ElementTree as ET

@@ -51,8 +51,8 @@ from pathlib import Path
 from stat import S_ISREG
 from types import CodeType
 
-from donegate.checks._lock import held
 from donegate.record import Record
+from donegate.sealed._lock import held
 from donegate.workspace import _hashes
 
 STORE_DIR = "bytecode"  # under donegate's state directory

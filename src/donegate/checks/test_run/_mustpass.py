@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from donegate.checks._nodeid import NodeId, normal_path
-from donegate.checks._witness import WitnessReport
+from donegate.checks.runners._nodeid import NodeId, normal_path
+from donegate.sealed._witness import WitnessReport
 
 # Worst first: one failing parametrization decides for the whole function.
 _RANK = ("error", "failed", "ambiguous", "absent", "deselected", "not run", "skipped", "xfailed")

@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from donegate.checks._nodeid import NodeId, NodeIdError
+from donegate.checks.runners._nodeid import NodeId, NodeIdError
 from donegate.record import Record
 
 PLUGIN_SOURCE = Path(__file__).with_name("_witness_plugin.py")

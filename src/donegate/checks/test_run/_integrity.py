@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from donegate import globs
-from donegate.checks._junit import CaseOutcome, TestReport, disagreements
-from donegate.checks._witness import WitnessReport
 from donegate.checks.base import CheckContext
+from donegate.checks.runners._junit import CaseOutcome, TestReport, disagreements
+from donegate.sealed._witness import WitnessReport
 
 MAX_SHOWN = 5
 MAX_PLUGINS_SHOWN = 40

@@ -22,15 +22,17 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from donegate import globs
-from donegate.checks import _bytecode, _reportfile, _runenv, _runners, _scratch, _witness
-from donegate.checks._process import Running, RunResult, start_group
-from donegate.checks._witness import WitnessReport, WitnessSetup
+from donegate.checks import runners
+from donegate.checks.runners import _reportfile
 from donegate.record import Record
+from donegate.sealed import _bytecode, _runenv, _scratch, _witness
+from donegate.sealed._process import Running, RunResult, start_group
+from donegate.sealed._witness import WitnessReport, WitnessSetup
 from donegate.workspace.runnerfiles import JUDGE_FILES, RUNNER_FILES
 
 if TYPE_CHECKING:
-    from donegate.checks._junit import TestReport
-    from donegate.checks._outcomes import Outcomes
+    from donegate.checks.runners._junit import TestReport
+    from donegate.checks.runners._outcomes import Outcomes
 
 _PYTEST_IN_SHELL = re.compile(r"(?:^|[\s/;&|(])(?:py\.test|pytest)(?:\s|$|;|&|\|)")
 DEFAULT_TIMEOUT_S = 900.0
@@ -50,10 +52,10 @@ class Launch(Record):
     timeout_s: float = DEFAULT_TIMEOUT_S
     protect: tuple[str, ...] = ()
     protect_runner_files: bool = True
-    runner: _runners.Runner | None = None
+    runner: runners.Runner | None = None
     report: str | None = None
 
-    def runner_kind(self) -> _runners.Runner | None:
+    def runner_kind(self) -> runners.Runner | None:
         """The runner: as configured, ``junit`` with a ``report``, else told from the command."""
         if self.runner is not None:
             return self.runner
@@ -61,7 +63,7 @@ class Launch(Record):
             return "junit"
         if self.is_pytest():
             return "pytest"
-        return None if isinstance(self.command, str) else _runners.detect(list(self.command))
+        return None if isinstance(self.command, str) else runners.detect(list(self.command))
 
     def is_pytest(self) -> bool:
         """Does the command run pytest (so that donegate can ask it for a JUnit report)?"""
@@ -102,7 +104,7 @@ class Invocation(Record):
     env: dict[str, str]
     junit: Path | None = None
     witness: WitnessSetup | None = None
-    runner_report: _runners.RunnerReport | None = None
+    runner_report: runners.RunnerReport | None = None
 
 
 class Reports(Record):
@@ -170,7 +172,7 @@ class Started:
         self._open.callback(_scratch.remove_dir, scratch)
         try:
             self.invocation = _invocation(self.launch, self.place, scratch)
-        except _runners.RunnerCommandError as exc:
+        except runners.RunnerCommandError as exc:
             return Refusal(str(exc))
         prefix = self._open.enter_context(
             _bytecode_prefix(self.launch, self.place, scratch, self.invocation.witness)
@@ -252,7 +254,7 @@ def _invocation(launch: Launch, place: Place, scratch: Path) -> Invocation:
     team_path = launch.env.get("PYTHONPATH", "").split(os.pathsep)
     code_path = _runenv.search_path(place.pythonpath, team_path)
     if isinstance(launch.command, str):
-        argv = [_runners.bash(), "-o", "pipefail", "-c", launch.command]
+        argv = [runners.bash(), "-o", "pipefail", "-c", launch.command]
     else:
         argv = list(launch.command)
     if not launch.is_pytest():
@@ -270,16 +272,16 @@ def _runner_invocation(
     if launch.report is not None:
         # The runner writes where the team configured: a file found there now is stale.
         cwd = place.run_dir / (launch.cwd or ".")
-        path = cwd / _runners.report_flag_path(launch.report)
+        path = cwd / runners.report_flag_path(launch.report)
         before = _reportfile.clear(path)
-        return Invocation(argv, env, runner_report=_runners.RunnerReport(runner, path, before))
+        return Invocation(argv, env, runner_report=runners.RunnerReport(runner, path, before))
     if launch.shell:
-        raise _runners.RunnerCommandError(
+        raise runners.RunnerCommandError(
             f"runner {runner!r}: donegate adds its reporter flags to an argv command, not to a "
             'shell line; give command as a list, or have it write JUnit to report = "junit:PATH"'
         )
-    argv, path = _runners.with_reporter(runner, argv, scratch)
-    return Invocation(argv, env, runner_report=_runners.RunnerReport(runner, path))
+    argv, path = runners.with_reporter(runner, argv, scratch)
+    return Invocation(argv, env, runner_report=runners.RunnerReport(runner, path))
 
 
 def _pytest_invocation(
@@ -313,10 +315,10 @@ def _set(env: dict[str, str], name: str, value: str | None) -> None:
 
 def _read_reports(invocation: Invocation, run: RunResult, run_dir: Path) -> Reports:
     # Imported after the run (by then test_run has imported it): starting needs no parser.
-    from donegate.checks._junit import read_junit, read_summary
+    from donegate.checks.runners._junit import read_junit, read_summary
 
     if invocation.runner_report is not None:
-        outcomes, unread = _runners.read(invocation.runner_report, run_dir)
+        outcomes, unread = runners.read(invocation.runner_report, run_dir)
         return Reports(outcomes=outcomes, unread=unread)
     if invocation.witness is None or invocation.junit is None:
         return Reports()
