@@ -331,7 +331,8 @@ def test_an_agent_cannot_loosen_the_configuration_mid_session(tmp_path: Path, st
     assert run.blocked
     # Judged by the pinned file (block mode, the real tests); the write to the judge's own
     # settings also voids the run until a person accepts it.
-    assert "donegate accept donegate.toml" in run.answer["reason"]
+    assert "'donegate.toml'" in run.answer["reason"]
+    assert "donegate accept" not in run.answer["reason"]  # the person's act, never the agent's
     assert "judged by the configuration the session started with" in run.answer["systemMessage"]
 
 

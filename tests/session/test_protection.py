@@ -49,7 +49,9 @@ def test_a_test_weakened_in_one_session_does_not_judge_the_next(
     run = stop(repo, state, "s2")
     assert run.blocked
     assert last(state).verdict != "verified"
-    assert "donegate accept tests/test_zip.py" in run.answer["reason"]
+    assert "'tests/test_zip.py' (protected by 'tests/**')" in run.answer["reason"]
+    assert "ask the person" in run.answer["reason"]
+    assert "donegate accept" not in run.answer["reason"]  # the person's act, never the agent's
 
 
 def test_a_person_accepts_the_agents_test_and_the_next_run_counts(

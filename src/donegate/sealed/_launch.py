@@ -233,8 +233,10 @@ def protected_write(launch: Launch, place: Place) -> Refusal | None:
         pattern = globs.first_match(target, patterns)
         if pattern is not None:
             return Refusal(
+                # Said to the agent: accepting is the person's act, never the agent's.
                 f"{target!r} (protected by {pattern!r}) holds content an agent wrote that no "
-                f"person has accepted; review it, then run `donegate accept {target}`",
+                "person has accepted: restore it as a person last left it, or ask the person "
+                "to review it; only they can accept it",
                 {"protected_write": target},
             )
     for mutation_id, written in place.mutations:
