@@ -21,10 +21,10 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 
-from donegate.globs import matches_any
 from donegate.scan import Finding, ScanSettings, WrittenFile, scan_writes
 from donegate.scan.fitted import test_literals_of
 from donegate.workspace.classify import DEFAULT_TEST_GLOBS
+from donegate.globs import matches_any
 
 
 def is_test(path: str) -> bool:
