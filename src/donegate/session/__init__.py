@@ -19,9 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["HookAnswer", "HookEvent", "ToolUse", "on_start", "on_stop", "on_tool_use"]
 
 
-SUBAGENT = "#agent-"
-
-
 def on_stop(event: HookEvent, state_dir: Path) -> StopResult:
     """Decide a stop: the whole pipeline (:func:`donegate.session.stop.decide_stop`).
 
@@ -29,18 +26,12 @@ def on_stop(event: HookEvent, state_dir: Path) -> StopResult:
     own budgets, so it never spends the parent's; it starts from the parent's root, pinned
     configuration and baseline, and the parent's own stop is still judged on every write.
     """
-    from donegate.session.layout import Layout
+    from donegate.session.layout import Layout, subagent_session
     from donegate.session.stop import decide_stop
 
     if event.subagent is not None:
-        event = event._replace(session_id=f"{event.session_id}{SUBAGENT}{event.subagent}")
+        event = event._replace(session_id=subagent_session(event.session_id, event.subagent))
     return decide_stop(event, Layout(state_dir))
-
-
-def parent_session(session_id: str) -> str | None:
-    """The session a subagent's session key belongs to (None: not a subagent's)."""
-    parent, found, _ = session_id.partition(SUBAGENT)
-    return parent if found else None
 
 
 def on_start(event: HookEvent, state_dir: Path) -> None:

@@ -28,6 +28,20 @@ from pathlib import Path
 from donegate.record import Record
 from donegate.workspace.state import session_dir, workspace_id
 
+# A subagent's stop is gated under its own session key, ``<session>#agent-<id>``.
+SUBAGENT = "#agent-"
+
+
+def subagent_session(session_id: str, subagent: str) -> str:
+    """The session key a subagent's stop is gated under: its own budgets, its parent's root."""
+    return f"{session_id}{SUBAGENT}{subagent}"
+
+
+def parent_session(session_id: str) -> str | None:
+    """The session a subagent's session key belongs to (None: not a subagent's)."""
+    parent, found, _ = session_id.partition(SUBAGENT)
+    return parent if found else None
+
 
 class Layout(Record):
     """The paths of one state directory (nothing is created until it is written)."""

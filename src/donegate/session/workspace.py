@@ -16,7 +16,7 @@ from donegate import gitlisting
 from donegate.errors import InvalidInput
 from donegate.session.authorship import Authorship, Digest
 from donegate.session.event import HookEvent
-from donegate.session.layout import Layout, locked, move_aside
+from donegate.session.layout import Layout, locked, move_aside, parent_session
 from donegate.session.receipt import repairing
 from donegate.session.settings import (
     CONFIG_FILE,
@@ -61,7 +61,7 @@ def project(root: Path) -> Path:
 def pinned_root(layout: Layout, event: HookEvent, notes: list[str]) -> Path:
     """The session's workspace root: pinned at its first call, noted when a payload differs."""
     path = layout.root_pin(event.session_id)
-    parent = _parent(event.session_id)
+    parent = parent_session(event.session_id)
     pinned = _pin(path)
     if pinned is None:
         inherited = layout.root_pin(parent) if parent is not None else None
@@ -87,7 +87,7 @@ def receipt_root(layout: Layout, event: HookEvent) -> Path:
     the first call pins it); the payload's ``cwd`` when that is refused as a workspace, so
     that the refusal too is on the record.
     """
-    parent = _parent(event.session_id)
+    parent = parent_session(event.session_id)
     for session in (event.session_id, parent) if parent else (event.session_id,):
         pinned = _pin(layout.root_pin(session))
         if pinned is not None:
@@ -173,7 +173,7 @@ class Workspace:
 
     def _inherit(self, *names: str) -> None:
         """A subagent's session starts from its parent's pinned files, where it has none."""
-        parent = _parent(self.event.session_id)
+        parent = parent_session(self.event.session_id)
         if parent is None:
             return
         mine = self.layout.session(self.root, self.event.session_id)
@@ -368,12 +368,6 @@ def _seen(layout: Layout, root: Path, event: HookEvent) -> None:
     """Record that ``event``'s host called this workspace's hooks (``donegate doctor`` reads it)."""
     record = {"event": event.host_event, "kind": event.kind, "at": rfc3339(utc_now())}
     write_atomic(layout.seen(root, event.host), json.dumps(record).encode())
-
-
-def _parent(session_id: str) -> str | None:
-    from donegate.session import parent_session
-
-    return parent_session(session_id)
 
 
 def _contents(writes: Sequence[ClassifiedWrite]) -> list[tuple[str, Digest]]:
