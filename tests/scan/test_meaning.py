@@ -236,6 +236,12 @@ def test_code_fitted_to_the_test_cases_is_found(source: str, construct: str) -> 
             return n * factorial(n - 1)
         """,
         """
+        def roman(n):
+            if n in (4, 40, 400, 14, 24, 34):
+                return "IV"
+            return "I" * n
+        """,
+        """
         _NUMERALS = {1000: "M", 900: "CM", 500: "D", 400: "CD", 100: "C", 90: "XC", 50: "L",
                      40: "XL", 10: "X", 9: "IX", 5: "V", 4: "IV", 1: "I"}
         def roman(n):

@@ -345,10 +345,16 @@ class _Conditions(ScopedVisitor):
         answers = [a for a in (self._value(r) for r in results) if a is not UNKNOWN]
         if not values or not answers:
             return  # most branches return what they compute: no test file is read for them
-        for case in self._cases_of(self.function.name):
+        cases = self._cases_of(self.function.name)
+        tested = _typed(i for c in cases for i in c.inputs)
+        required = [v for v in values if not isinstance(v, tuple)]
+        options = [v for v in values if isinstance(v, tuple)]
+        # A set of alternatives is the tests' inputs when most of it is: ("yes", "y", "on",
+        # "1", ...) with one of them tested is the code's vocabulary.
+        if any(2 * len(_typed(o) & tested) < len(_typed(o)) for o in options):
+            return
+        for case in cases:
             inputs = _typed(case.inputs)
-            required = [v for v in values if not isinstance(v, tuple)]
-            options = [v for v in values if isinstance(v, tuple)]
             if not set(_typed(required)) <= inputs:
                 continue
             if any(not set(_typed(o)) & inputs for o in options):
