@@ -80,6 +80,7 @@ def judged(source: str, **kwargs: object) -> list[str]:
         ('import os\nif "donegate" in os.getcwd(): pass', "test-detection"),
         ('import base64\nexec(base64.b64decode("eD0x"))', "dynamic-code"),
         ('exec(open("helper.txt").read())', "dynamic-code"),
+        ('import types\nf = types.FunctionType(compile(t, "", "exec"), {})', "dynamic-code"),
         ('import runpy\nrunpy.run_path("helper.txt")', "dynamic-code"),
         ('exec("import sys\\nsys._getframe(1)")', "frame-inspection"),  # literal code is read
         ("def f(g, h):\n    g.__code__ = h.__code__", "dynamic-code"),
@@ -105,6 +106,7 @@ def test_a_construct_spelt_another_way_is_found(source: str, construct: str) -> 
     [
         'import sys\nNAME = "version"\nv = getattr(sys, NAME)',
         'exec("x = 1")',  # a literal the session wrote, with nothing in it
+        'def valid(text):\n    compile(text, "", "eval")',  # checks syntax, runs nothing
         'import runpy\nrunpy.run_path("tools/build.py")',
         "import sys\nif __name__ == '__main__':\n    sys.exit(0)",
         "import sys\ndef main():\n    sys.exit(0)",

@@ -47,6 +47,7 @@ _NAMES: dict[str, tuple[str, bool]] = {
     "sys.pycache_prefix": ("test-detection", False),
     "marshal.loads": ("dynamic-code", False),
     "types.CodeType": ("dynamic-code", False),
+    "types.FunctionType": ("dynamic-code", False),
 }
 _FRAME_ATTRIBUTES = frozenset({"f_back", "f_locals", "f_globals", "tb_frame"})
 # A string that names pytest or its environment, as a token (messages have spaces).
@@ -81,7 +82,9 @@ _PATCHERS = frozenset({"setitem", "delitem", "dict"})
 _COMPARISONS = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"})
 _DUNDERS = _COMPARISONS | {"__hash__"}
 # Calls that run text as code; their first argument must be a literal of the session's writes.
-_RUNS_TEXT = frozenset({"exec", "eval", "compile"})
+# compile() alone runs nothing (honest code compiles to check syntax): what runs its code object
+# is exec, eval or a FunctionType, each found on its own.
+_RUNS_TEXT = frozenset({"exec", "eval"})
 # Calls that load a file as code: a path that is not a ``.py`` file's is code kept as data.
 _LOADERS = frozenset(
     {
