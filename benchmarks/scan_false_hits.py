@@ -5,11 +5,11 @@ Run: ``.venv/bin/python benchmarks/scan_false_hits.py --repo GITDIR [--commits N
 ``GITDIR`` is any git directory (bare, or a work tree's). For each of the last N non-merge
 commits that change ``.py`` files, the scan runs as a stop would after that commit: the written
 files are the commit's changed ``.py`` files (old: the first parent's text, new: the commit's),
-the test literals come from the commit's test files, and the settings are the defaults. A
-project's own history is honest by assumption, so every commit with a finding is a false hit.
-Prints, per construct, how many commits had one, as a share of the commits scanned, and the
-median time of ``scan_writes`` per commit (the test literals, gathered once per test file
-version, are not included).
+the test literals and cases come from the commit's test files (read lazily, as a stop reads
+them), and the settings are the defaults. A project's own history is honest by assumption, so
+every commit with a finding is a false hit. Prints, per construct, how many commits had one, as
+a share of the commits scanned, and the median time of ``scan_writes`` per commit (reading the
+test files from git is not included; parsing those the scan asks about is).
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 
-from donegate.scan import Finding, ScanSettings, WrittenFile, scan_writes
-from donegate.scan.fitted import test_literals_of
-from donegate.workspace.classify import DEFAULT_TEST_GLOBS
 from donegate.globs import matches_any
+from donegate.scan import Finding, ScanSettings, TestLiterals, WrittenFile, scan_writes
+from donegate.workspace.classify import DEFAULT_TEST_GLOBS
 
 
 def is_test(path: str) -> bool:
@@ -42,7 +41,7 @@ class Repo:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
-        self._literals: dict[str, frozenset[object]] = {}
+        self._texts: dict[str, str] = {}
 
     def git(self, *args: str) -> str:
         """The output of a git command on this directory."""
@@ -63,18 +62,18 @@ class Repo:
         data = self._batch.stdout.read(int(header[2]) + 1)[:-1]
         return data.decode("utf-8", "replace")
 
-    def test_literals(self, commit: str) -> frozenset[object]:
-        """The distinctive literals of the commit's test files, each blob parsed once."""
-        found: set[object] = set()
+    def test_sources(self, commit: str) -> list[str]:
+        """The texts of the commit's test files, each blob read once."""
+        found: list[str] = []
         for line in self.git("ls-tree", "-r", commit).splitlines():
             meta, _, path = line.partition("\t")
             blob = meta.split()[2]
             if not path.endswith(".py") or not is_test(path):
                 continue
-            if blob not in self._literals:
-                self._literals[blob] = test_literals_of([self.blob(blob) or ""])
-            found |= self._literals[blob]
-        return frozenset(found)
+            if blob not in self._texts:
+                self._texts[blob] = self.blob(blob) or ""
+            found.append(self._texts[blob])
+        return found
 
     def close(self) -> None:
         """End the batch process."""
@@ -116,9 +115,9 @@ def scan_commit(
         WrittenFile(new, repo.blob(f"{parent}:{old}"), repo.blob(f"{commit}:{new}"))
         for old, new in changes
     ]
-    literals = repo.test_literals(commit)
+    sources = repo.test_sources(commit)
     start = time.perf_counter()
-    findings = scan_writes(written, literals, ScanSettings(), is_test)
+    findings = scan_writes(written, TestLiterals(sources), ScanSettings(), is_test)
     return findings, time.perf_counter() - start
 
 
