@@ -68,10 +68,7 @@ class Instant:
     @classmethod
     def from_datetime(cls, value: datetime) -> Self:
         """An instant from an aware datetime, written as UTC with microseconds."""
-        if value.tzinfo is None:
-            raise ValueError("a naive datetime is not an instant")
-        utc = value.astimezone(UTC)
-        return cls.parse(utc.isoformat(timespec="microseconds").replace("+00:00", "Z"))
+        return cls.parse(rfc3339(value))
 
     @classmethod
     def from_epoch(cls, seconds: Seconds) -> Self:
@@ -173,6 +170,19 @@ class Instant:
             "pattern": RFC3339_PATTERN,
             "description": "RFC 3339 date-time with an offset (Z or +hh:mm); compared as instants.",
         }
+
+
+def rfc3339(value: datetime) -> str:
+    """The one text donegate writes for a moment: RFC 3339 in UTC, to the microsecond, ``Z``."""
+    if value.tzinfo is None:
+        raise ValueError("a naive datetime is not an instant")
+    return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def parse_rfc3339(text: str) -> datetime:
+    """The aware datetime RFC 3339 ``text`` writes (its offset kept, to the microsecond); the one
+    reader of the moments donegate stores. ``ValueError`` for anything else, a naive time too."""
+    return Instant.parse(text).value
 
 
 def instant_key(text: str) -> tuple[int, str]:

@@ -21,6 +21,7 @@ from types import TracebackType
 
 from donegate import statedir
 from donegate.errors import InvalidInput
+from donegate.instant import rfc3339
 from donegate.record import Record
 from donegate.sqlitefile import cause, connect, migrate, rollback
 
@@ -458,6 +459,9 @@ def _document(text: str) -> dict[str, Any]:
 
 
 def _rfc3339(value: datetime) -> str:
-    if value.tzinfo is None:
-        raise InvalidInput("created_at must be an aware datetime (an instant), got a naive one")
-    return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    try:
+        return rfc3339(value)
+    except ValueError:
+        raise InvalidInput(
+            "created_at must be an aware datetime (an instant), got a naive one"
+        ) from None

@@ -9,6 +9,7 @@ from datetime import datetime
 from donegate.gate.budget import Outcome, VetoCounts
 from donegate.gate.ladder import Observed, Step
 from donegate.gate.requirements import EMPTY_LEDGER, Ledger
+from donegate.instant import rfc3339
 from donegate.record import Record
 
 TYPE_CHECKING = False
@@ -90,7 +91,7 @@ class Decision(Record):
         # The trigger names whichever adjudicator answered, not the boundary that asked.
         trigger = self.judge.seam if self.source == "judge" and self.judge else "verify_completion"
         head = {"type": "judge_decision", "trigger": trigger, "source": self.source}
-        return {**head, "at": at.isoformat(), **self._core()}
+        return {**head, "at": rfc3339(at), **self._core()}
 
     def _core(self) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -36,6 +36,7 @@ from donegate.gate.requirements import (
     RequirementEvidence,
     join,
 )
+from donegate.instant import rfc3339
 
 if TYPE_CHECKING:
     from donegate.gate.decision import GateContext
@@ -194,7 +195,7 @@ class JudgeStage:
             event = {
                 "type": "judge_started",
                 "trigger": self.config.seam,
-                "at": self._clock().isoformat(),
+                "at": rfc3339(self._clock()),
                 "session_id": self._session_id,
                 "invocation": used + 1,
                 "cap": cap,

@@ -15,6 +15,7 @@ from pathlib import Path
 from donegate import jsontext, statedir
 from donegate.errors import InvalidInput
 from donegate.hooks import adapter
+from donegate.instant import rfc3339
 from donegate.session.event import HookAnswer, HookEvent
 
 TYPE_CHECKING = False
@@ -139,7 +140,7 @@ def _record_failure(event: HookEvent, state: Path, what: str) -> bool:
                 decision="allow",
                 reason="donegate_error",
                 claim={},
-                decision_doc={"error": what, "at": datetime.now(UTC).isoformat()},
+                decision_doc={"error": what, "at": rfc3339(datetime.now(UTC))},
             )
     except Exception as exc:  # the ledger itself is what failed: say so, still let the agent go
         _say(f"donegate: could not record the failure: {exc}")

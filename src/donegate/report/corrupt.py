@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from typing import Any
 
+from donegate.instant import parse_rfc3339
 from donegate.jsontext import MAX_DEPTH
 from donegate.ledger import Damaged, Receipt
 from donegate.record import Record
@@ -72,7 +72,7 @@ def _time(text: str) -> str | None:
     if _STORED_INSTANT.fullmatch(text) is None:
         return f"its time {short(text)!r} is not an instant (a date and a time of day, UTC)"
     try:
-        datetime.fromisoformat(text)
+        parse_rfc3339(text)
     except ValueError:
         return f"its time {text!r} is not a day and a time that exist"
     return None

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from donegate.instant import rfc3339
 from donegate.session.event import HookEvent
 from donegate.workspace import ClassifiedWrite, Reported
-from donegate.workspace.snapshot import rfc3339
 
 if TYPE_CHECKING:
     from donegate.claim import Claim

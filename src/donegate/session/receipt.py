@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from donegate.errors import InternalError, InvalidInput
+from donegate.instant import rfc3339
 from donegate.ledger import PENDING, Decision, Ledger, Receipt
 from donegate.session.event import HookEvent
 from donegate.session.layout import Layout, hold, is_locked, move_aside
@@ -218,4 +219,4 @@ def _token(receipt: Receipt) -> str | None:
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return rfc3339(datetime.now(UTC))

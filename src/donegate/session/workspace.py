@@ -14,6 +14,7 @@ from pathlib import Path
 
 from donegate import gitlisting
 from donegate.errors import InvalidInput
+from donegate.instant import rfc3339
 from donegate.session.authorship import Authorship, Digest
 from donegate.session.event import HookEvent
 from donegate.session.layout import Layout, locked, move_aside, parent_session
@@ -30,7 +31,7 @@ from donegate.session.settings import (
 from donegate.workspace import ClassifiedWrite, Reported, Snapshot, WorkspaceState, Write, diff
 from donegate.workspace._files import NotRegular, is_pseudo, read_capped, write_atomic
 from donegate.workspace.blobs import TEXT_LIMIT
-from donegate.workspace.snapshot import blob_id, rfc3339, utc_now
+from donegate.workspace.snapshot import blob_id, utc_now
 
 # A person's act: run from an agent's shell (the journal of its tool calls shows it), it counts
 # for nothing. Matches `donegate accept`, `python -m donegate accept`, `.venv/bin/donegate accept`.

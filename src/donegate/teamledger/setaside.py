@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from donegate.errors import InvalidInput
+from donegate.instant import rfc3339
 from donegate.ledger import Receipt
 from donegate.record import Record
 from donegate.sqlitefile import cause, connect, migrate
@@ -70,7 +71,7 @@ class SetAside:
 
     def add(self, refused: Iterable[tuple[Receipt, str]]) -> None:
         """Set each receipt aside with its reason (again: the newest reason is kept)."""
-        now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        now = rfc3339(datetime.now(UTC))
         rows = [(r.id, r.uuid, fingerprint(r), why, now) for r, why in refused]
         if rows:
             with self._open() as db:

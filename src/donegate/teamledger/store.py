@@ -19,11 +19,12 @@ import os
 import socket
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from donegate.errors import InvalidInput
+from donegate.instant import parse_rfc3339, rfc3339
 from donegate.ledger import Receipt
 from donegate.record import Record
 from donegate.teamledger import schema as ddl
@@ -281,7 +282,7 @@ def _row(r: Receipt) -> tuple[Any, ...]:
         r.host,
         r.workspace,
         r.machine or socket.gethostname(),
-        datetime.fromisoformat(r.created_at),
+        parse_rfc3339(r.created_at),
         r.verdict,
         r.decision,
         r.reason,
@@ -293,7 +294,7 @@ def _row(r: Receipt) -> tuple[Any, ...]:
 
 def _receipt(row: tuple[Any, ...]) -> Receipt:
     rid, session_id, host, workspace, created_at, verdict, decision, reason = row[:8]
-    stamp = created_at.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    stamp = rfc3339(created_at)
     return Receipt(
         rid,
         session_id,

@@ -13,8 +13,9 @@ import os
 from datetime import datetime
 from pathlib import Path
 
+from donegate.instant import parse_rfc3339, rfc3339
 from donegate.record import Record
-from donegate.workspace.snapshot import rfc3339, utc_now
+from donegate.workspace.snapshot import utc_now
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -83,9 +84,7 @@ class Journal:
 def _parse(line: bytes) -> Reported | None:
     try:
         data = json.loads(line)
-        at = datetime.fromisoformat(data["at"].replace("Z", "+00:00"))
-        if at.tzinfo is None:
-            return None
+        at = parse_rfc3339(data["at"])
         return Reported(str(data["tool"]), at, data.get("path"), data.get("command"))
     except (ValueError, KeyError, TypeError, AttributeError):
         return None

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from donegate.errors import InvalidInput
 from donegate.gitlisting import resolved
+from donegate.instant import parse_rfc3339, rfc3339
 from donegate.record import Record
 from donegate.workspace import _git, _hashes
 from donegate.workspace._files import (
@@ -84,11 +85,6 @@ _SOURCE_LIMIT = 16 * 1024 * 1024
 def utc_now() -> datetime:
     """The clock: an aware UTC datetime."""
     return datetime.now(UTC)
-
-
-def rfc3339(value: datetime) -> str:
-    """``value`` as RFC 3339 in UTC with microseconds and a ``Z``."""
-    return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 class Entry(Record):
@@ -298,7 +294,7 @@ class Snapshot:
             if data["version"] != FORMAT_VERSION:
                 raise InvalidInput(f"snapshot format {data['version']!r}, expected 1")
             entries = _entries(data["entries"])
-            taken_at = datetime.fromisoformat(data["taken_at"].replace("Z", "+00:00"))
+            taken_at = parse_rfc3339(data["taken_at"])
             return cls(
                 Path(data["root"]),
                 taken_at,
@@ -343,7 +339,7 @@ class Snapshot:
             make = tuple.__new__  # spares ten thousand Python calls a stop
             snap = cls(
                 Path(root),
-                datetime.fromisoformat(taken_at.replace("Z", "+00:00")),
+                parse_rfc3339(taken_at),
                 origin,
                 algorithm,
                 {path: make(Entry, e) for path, e in entries.items()},

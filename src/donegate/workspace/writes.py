@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from donegate.instant import rfc3339
 from donegate.record import Record
-from donegate.workspace.snapshot import Snapshot, rfc3339
+from donegate.workspace.snapshot import Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
