@@ -23,7 +23,7 @@ from donegate import statedir
 from donegate.errors import InvalidInput
 from donegate.instant import rfc3339
 from donegate.record import Record
-from donegate.sqlitefile import cause, connect, migrate, rollback
+from donegate.sqlitefile import cause, connect, migrate, writing
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -324,15 +324,8 @@ class Ledger:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._guard():
-            db = self._connect()
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-                db.execute("COMMIT")
-            except BaseException:
-                rollback(db)
-                raise
+        with self._guard(), writing(self._connect()) as db:
+            yield db
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:

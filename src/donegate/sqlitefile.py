@@ -10,7 +10,7 @@ import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 
@@ -95,8 +95,7 @@ def migrate(
     """
     if _version(db) == version:
         return
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with writing(db):
         found = _version(db)  # again: another process may have created it meanwhile
         if found == 0 and _is_empty(db):
             _run(db, schema)
@@ -107,6 +106,18 @@ def migrate(
             db.execute(f"PRAGMA user_version = {version}")
         elif found != version:
             raise refuse(f"{path}: schema version {found}, expected {version}")
+
+
+@contextlib.contextmanager
+def writing(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction on ``db``, committed at the end, rolled back on any exception.
+
+    ``BEGIN IMMEDIATE`` takes the write lock first: hooks running in parallel queue for it,
+    instead of each reading, then failing to upgrade to a write.
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
         db.execute("COMMIT")
     except BaseException:
         rollback(db)

@@ -20,7 +20,7 @@ from donegate.errors import InternalError
 from donegate.gate.budget import Outcome, VetoCounts
 from donegate.gate.ladder import VETO_REASONS
 from donegate.record import Record
-from donegate.sqlitefile import cause, connect, migrate, rollback
+from donegate.sqlitefile import cause, connect, migrate, writing
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -206,16 +206,8 @@ class GateStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        # BEGIN IMMEDIATE takes the write lock first: concurrent hooks queue instead of racing.
-        with self._guard():
-            db = self._connect()
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-                db.execute("COMMIT")
-            except BaseException:
-                rollback(db)
-                raise
+        with self._guard(), writing(self._connect()) as db:
+            yield db
 
     def counts(self, session_id: str) -> VetoCounts:
         """The session's veto counts, zero-filled (a session never seen has all zeros)."""
