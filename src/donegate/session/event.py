@@ -36,6 +36,10 @@ class HookEvent(Record):
 
     ``continuing`` is true when the agent is already continuing because a stop was blocked
     (Claude Code's and Codex's ``stop_hook_active``): a continuation, never a reset.
+
+    ``confinement`` says what kept the agent's commands from writing outside the workspace (the
+    host's own sandbox, as its settings configure it), or None when nothing is known to: then
+    the agent could reach donegate's state and runs with donegate's own rights.
     """
 
     host: str
@@ -49,6 +53,7 @@ class HookEvent(Record):
     tool_use: ToolUse | None = None
     last_message: str | None = None
     prompt: str | None = None
+    confinement: str | None = None
 
 
 if TYPE_CHECKING:
