@@ -71,8 +71,11 @@ HOSTS: dict[str, HostSettings] = {
             "UserPromptSubmit": None,
             "PostToolUse": WRITE_TOOLS,
             "Stop": None,
+            # A subagent started with spawn_agent ends with SubagentStop, not Stop: its writes
+            # are judged at its own end, as Claude Code's are.
+            "SubagentStop": None,
         },
-        stop_events=("Stop",),
+        stop_events=("Stop", "SubagentStop"),
     ),
     "gemini-cli": HostSettings(
         host="gemini-cli",
