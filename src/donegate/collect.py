@@ -99,6 +99,7 @@ def collect(
         trust=config.trust | {VERIFIER_ID},
         # Every configured check must itself confirm the claim: a partial pass is no pass.
         required={first + i: spec.label for i, spec in enumerate(config.checks)},
+        causes={first + i: cause for i, cause in enumerate(map(_cause, collected)) if cause},
     )
     return verify_claim(with_evidence, options)
 
@@ -256,6 +257,23 @@ def _evidence(
     observed = redact.json(observation.observed)
     verifier = Verifier(id=VERIFIER_ID, kind="independent")
     return Evidence(**fields, observed_value=observed, verifier=verifier)
+
+
+def _cause(item: Evidence) -> str | None:
+    """What donegate saw of an item it collected, for the verdict's reason: why the check did
+    not happen, else which tests failed (the reason would otherwise say only "verifier kind
+    absent", or "exit_code expected 0, observed 1")."""
+    from donegate.checks.test_run import failing_text, failing_total
+
+    detail = (item.model_extra or {}).get("detail")
+    if not isinstance(detail, dict):
+        return None
+    why, failing = detail.get("why_not_counted"), detail.get("failing")
+    if isinstance(why, str):
+        return why
+    if isinstance(failing, list) and failing:
+        return failing_text([str(name) for name in failing], failing_total(item.observed_value))
+    return None
 
 
 def _covers(spec: CheckSpec, claim: Claim, config: Config) -> list[str]:

@@ -96,7 +96,9 @@ class VerifyOptions:
     verifier ids whose ``independent`` label is believed; ``now`` is the decision time.
     ``required`` names evidence items (by index) that must each count and match, whatever else
     does: a collector's configured checks, so that a partial pass is never a pass. Each one that
-    does not is listed in ``unmet`` as ``check:<name>``.
+    does not is listed in ``unmet`` as ``check:<name>``. ``causes`` holds, for items the caller
+    collected itself, what it knows of them in words (why one did not happen, which tests a run
+    failed): the reasons say it. Words only: no cause moves a verdict.
     """
 
     policy: AppliedPolicy | None = None
@@ -104,6 +106,7 @@ class VerifyOptions:
     trust: frozenset[str] | None = None
     max_skew_s: Seconds = DEFAULT_MAX_SKEW_S
     required: Mapping[int, str] = field(default_factory=dict)
+    causes: Mapping[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # NaN compares false with everything, so a NaN bound would let any date through.
@@ -159,6 +162,7 @@ def rule(claim: ClaimView, applied: PolicyView, options: VerifyOptions) -> Rulin
     latest = max(map(_WRITTEN_KEY, mutations)) if mutations else None
     window = _Window.at(now, applied.max_age_s, options.max_skew_s)
     trust = options.trust
+    causes = options.causes
     readings: list[Finding] = []
     matched: list[int] = []
     matched_types: set[str] = set()
@@ -168,6 +172,8 @@ def rule(claim: ClaimView, applied: PolicyView, options: VerifyOptions) -> Rulin
         check_type = item.check_type
         why_not = _why_not_counted(mutations, latest, item, now, window, trust)
         if why_not is not None:
+            if why_not is _ABSENT and index in causes:
+                why_not = f"the check did not happen: {causes[index]}"
             readings.append(Finding(index, check_type, False, None, why_not, item, None))
             continue
         comparison = compare(check_type, item.expected, item.observed_value)
@@ -187,7 +193,7 @@ def rule(claim: ClaimView, applied: PolicyView, options: VerifyOptions) -> Rulin
     unmet = _unmet(claim, applied, matched_types, covered, matched, options.required)
     state: State
     if contradiction is not None:
-        state, reason = "refuted", _refuted_reason(contradiction)
+        state, reason = "refuted", _refuted_reason(contradiction, causes.get(contradiction.index))
     elif matched and not unmet:
         state, reason = "verified", None
     else:
@@ -270,7 +276,7 @@ def _why_not_counted(
     if kind == "self_attested":
         return "self-attested evidence never satisfies a requirement (rule 1)"
     if kind == "absent":
-        return "the check did not happen (verifier kind absent)"
+        return _ABSENT
     if trust is not None and verifier.id not in trust:
         return f"verifier {verifier.id!r} is not one the caller trusts (--trust)"
     at = item.at
@@ -358,14 +364,16 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _refuted_reason(reading: Finding) -> str:
+def _refuted_reason(reading: Finding, cause: str | None) -> str:
     item, comparison = reading.item, reading.comparison
     assert comparison is not None
     key = comparison.contradicted[0]
     observed = item.observed_value if isinstance(item.observed_value, dict) else {}
+    # What the collector saw (the tests that failed) says more than the exit status alone.
+    seen = f"; {cause}" if cause else ""
     return (
         f"evidence[{reading.index}] ({item.check_type} {item.target}) contradicts the claim: "
-        f"{key} expected {_show(item.expected[key])}, observed {_show(observed.get(key))}."
+        f"{key} expected {_show(item.expected[key])}, observed {_show(observed.get(key))}{seen}."
     )
 
 
@@ -405,6 +413,7 @@ def _unverified_reason(
 
 
 _MATCHES = "counts and matches its expectation"
+_ABSENT = "the check did not happen (verifier kind absent)"
 
 
 def _why(item: EvidenceView, comparison: Comparison) -> str:

@@ -21,7 +21,7 @@ a pass, failing tests are named, ``must_pass`` ids are matched exactly in the ru
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 from pydantic import Field, JsonValue, model_validator
@@ -39,6 +39,7 @@ from donegate.sealed._witness import WitnessReport
 
 _COUNT_KEYS = ("passed", "failed", "errors", "skipped")
 MAX_FAILING_NAMED = 20
+FAILING_SHOWN = 3
 _PROVEN = _outcomes.PROVEN
 # pytest: 3 internal error, 4 usage error (a broken conftest), 5 no tests collected.
 _PYTEST_NOTHING_RAN = {3: "pytest internal error", 4: "pytest usage error", 5: "no tests collected"}
@@ -123,6 +124,23 @@ class TestRunSettings(CheckSettings):
     def is_pytest(self) -> bool:
         """Does the command run pytest (so that donegate can ask it for a JUnit report)?"""
         return self.launch().is_pytest()
+
+
+def failing_text(names: Sequence[str], total: int) -> str:
+    """The failing tests in a few words: the first :data:`FAILING_SHOWN`, and how many in all."""
+    total = max(total, len(names))
+    shown = ", ".join(names[:FAILING_SHOWN])
+    more = total - min(len(names), FAILING_SHOWN)
+    tests = "test" if total == 1 else "tests"
+    return f"{total} {tests} failed: {shown}" + (f" and {more} more" if more else "")
+
+
+def failing_total(observed: object) -> int:
+    """Failed plus erroring tests in an ``observed_value`` (0 when it holds no counts)."""
+    if not isinstance(observed, dict):
+        return 0
+    counts = [observed.get("failed"), observed.get("errors")]
+    return sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool))
 
 
 class TestRun:
