@@ -361,7 +361,7 @@ def test_gemini_cli_after_agent_is_gated(tmp_path: Path, state: Path) -> None:
     (repo / "zipcode.py").write_text(FIXED)
     said["stop_hook_active"] = True
     second = run_hook({**base, "hook_event_name": "AfterAgent", **said}, state, "gemini-cli")
-    assert second.answer == {}
+    assert "decision" not in second.answer  # let go (the notice says the agent ran unconfined)
     assert [r.host for r in receipts(state, "gem-1")] == ["gemini-cli", "gemini-cli"]
 
 

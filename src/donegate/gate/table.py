@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from donegate.gate.judge_config import JudgeConfig
 
 # Keys of [gate] that are the hook layer's, not the ladder's: which paths are what.
-WORKSPACE_KEYS = ("test_paths", "doc_paths", "ignore")
+WORKSPACE_KEYS = ("test_paths", "doc_paths", "ignore", "require_confined")
 # Agent hooks stop blocking before the host's own loop cap (about 8 for Claude Code) would end
 # the session silently; the team's [gate] table may set another value.
 HOOK_MAX_BLOCKS_IN_A_ROW = 6
@@ -37,6 +37,8 @@ class GateTable(Record):
     ignore: tuple[str, ...] = ()
     requirements: RequirementContract | None = None
     judge: JudgeConfig | None = None
+    # A stop of an agent whose commands no sandbox confined is never verified.
+    require_confined: bool = False
 
     def gate_options(self, **defaults: Any) -> GateOptions:
         """The gate's options: ``defaults`` (a host's) overridden by the team's tables."""
@@ -103,7 +105,15 @@ def parse_gate_table(value: object) -> GateTable:
         test_paths=_strings(value, "test_paths"),
         doc_paths=_strings(value, "doc_paths"),
         ignore=_strings(value, "ignore"),
+        require_confined=_flag(value, "require_confined"),
     )
+
+
+def _flag(table: dict[str, Any], key: str) -> bool:
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise InvalidInput(f"must be true or false, got {value!r}", path=f"gate.{key}")
+    return value
 
 
 def _strings(table: dict[str, Any], key: str) -> tuple[str, ...]:

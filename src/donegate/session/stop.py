@@ -28,6 +28,12 @@ if TYPE_CHECKING:
     from donegate.claim import Claim
 
 BACKGROUND = "background_tasks"
+UNCONFINED = "unconfined"  # the reason of a stop that [gate] require_confined refused
+_UNCONFINED_NOTE = (
+    "donegate: the agent's commands ran unconfined (no host sandbox kept them out of donegate's "
+    "state), so this verdict does not exclude tampering by the agent; `donegate init HOST` "
+    "configures the host's sandbox and `donegate doctor` checks it."
+)
 FAILED = "donegate_error"
 
 
@@ -105,12 +111,16 @@ def _rest(
     if event.background_tasks:  # 5
         return _unchecked(receipts, receipt_id, notes)
     writes = space.writes(settings)  # 6
+    if _refused_unconfined(event, settings, writes):
+        return _unconfined(receipts, receipt_id, notes, writes)
     claim = _verify(event, space, settings, writes)  # 7
     facts = _facts(space, settings, writes, claim)
     judged = _judged(space, settings, writes)
     decision = _decide(layout, event, settings, facts, claim, notes, judged)  # 8
     if claim is not None and claim.verdict is not None and claim.verdict.state == "verified":
         space.mark_verified()
+        if event.confinement is None and settings.on_unverified != "record":
+            notes.append(_UNCONFINED_NOTE)
     told = answer.answer_for(decision, settings.on_unverified, writes, [*notes, *receipts.notes])
     signed = _signed(claim, space)
     return _close(receipts, receipt_id, event, told, decision, signed, writes, settings)  # 9
@@ -235,6 +245,41 @@ def _unchecked(receipts: Receipts, receipt_id: int, notes: list[str]) -> StopRes
     return StopResult(told, None, "none", rid, {})
 
 
+def _refused_unconfined(
+    event: HookEvent, settings: Settings, writes: Sequence[ClassifiedWrite]
+) -> bool:
+    """Whether ``[gate] require_confined`` refuses to verify this stop: it has writes to verify
+    and nothing is known to have confined the agent that made them."""
+    if event.confinement is not None or not settings.gate.require_confined:
+        return False
+    return any(reading.gate_kind(w) == "source" for w in writes)
+
+
+def _unconfined(
+    receipts: Receipts, receipt_id: int, notes: list[str], writes: Sequence[ClassifiedWrite]
+) -> StopResult:
+    # Not sent back: the agent cannot confine itself, and sending it back would change nothing.
+    notice = " ".join(
+        [
+            "donegate: this stop is NOT verified: the agent's commands ran unconfined, and "
+            "[gate] require_confined = true. `donegate init HOST` configures the host's "
+            "sandbox; `donegate doctor` checks it.",
+            *notes,
+        ]
+    )
+    told = HookAnswer.allow(notice)
+    doc = _decision_doc(receipts.event, told, None, None, writes)
+    rid = receipts.close(
+        receipt_id,
+        verdict="unverified",
+        blocked=False,
+        reason=UNCONFINED,
+        claim={},
+        decision_doc=doc,
+    )
+    return StopResult(told, None, "unverified", rid, {})
+
+
 def _signed(claim: Claim | None, space: Workspace) -> Signed:
     """The claim with the evidence donegate collected signed, and the receipt's envelope.
 
@@ -306,4 +351,6 @@ def _decision_doc(
         "gate": decision.to_json_dict() if decision else None,
         "writes": [{**w.write.to_json(), "kind": w.kind, "flags": list(w.flags)} for w in writes],
         "failing_count": reading.failing_count(claim) if claim is not None else None,
+        # Whether a sandbox kept the agent's commands out of donegate's state, and which.
+        "confinement": {"confined": event.confinement is not None, "by": event.confinement},
     }
