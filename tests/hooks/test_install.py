@@ -152,7 +152,8 @@ def test_claude_code_denies_the_agent_donegate_accept_and_uninstall_takes_only_t
     install(tmp_path, "claude-code", CMD)
     install(tmp_path, "claude-code", CMD)
     deny = settings(tmp_path)["permissions"]["deny"]
-    assert deny == list(HOSTS["claude-code"].deny)  # once, however often init runs
+    assert deny[:2] == list(HOSTS["claude-code"].deny)
+    assert len(deny) == len(set(deny))  # once, however often init runs
     uninstall(tmp_path, "claude-code")
     assert settings(tmp_path)["permissions"] == USER_SETTINGS["permissions"]
 

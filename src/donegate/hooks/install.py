@@ -8,6 +8,7 @@ removes exactly what it added.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import sys
@@ -15,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from donegate import statedir
 from donegate.errors import InvalidInput
+from donegate.hooks import confinement
 
 # Tools whose calls may write files; the PostToolUse journal listens to these.
 WRITE_TOOLS = "Write|Edit|MultiEdit|NotebookEdit|Bash|apply_patch"
@@ -183,9 +186,19 @@ def install(root: Path, host: str, command: str | None = None) -> Path:
     if spec.flat:
         settings.setdefault("version", 1)
     settings["hooks"] = hooks
-    _add_denials(settings, spec.deny, path)
+    _add_denials(settings, spec.deny + _confining_denials(host), path)
+    confinement.confine_settings(host, settings, path)
     _write(path, settings)
+    if host == "codex":
+        confinement.confine_codex(root)
     return path
+
+
+def _confining_denials(host: str) -> tuple[str, ...]:
+    # Claude Code's file tools run outside its sandbox: permission rules keep them out.
+    if host != "claude-code":
+        return ()
+    return confinement.claude_denials(statedir.resolve(), os.environ)
 
 
 def _add_denials(settings: dict[str, Any], rules: tuple[str, ...], path: Path) -> None:
@@ -248,7 +261,8 @@ def uninstall(root: Path, host: str) -> Path | None:
         settings["hooks"] = hooks
     else:
         settings.pop("hooks", None)
-    _remove_denials(settings, HOSTS[host].deny)
+    _remove_denials(settings, HOSTS[host].deny + _confining_denials(host))
+    confinement.unconfine_settings(host, settings)
     _write(path, settings)
     return path
 

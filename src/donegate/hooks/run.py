@@ -72,7 +72,8 @@ def _payload() -> object:
 def _handle(event: HookEvent, state: Path, ends_process: bool) -> HookAnswer:
     # The stop pipeline is imported per event kind: a tool-call journal entry stays cheap.
     if event.kind == "stop":
-        _list_early(event.cwd)
+        top = _list_early(event.cwd)
+        event = _confined(event, top or event.cwd, state)
         if ends_process:
             _hold_databases(state)
         from donegate.session import on_stop
@@ -101,13 +102,22 @@ def _hold_databases(state: Path) -> None:
     sqlitefile.hold([state / GATE_FILE, state / LEDGER_FILE])
 
 
-def _list_early(cwd: Path) -> None:
+def _list_early(cwd: Path) -> Path | None:
     # git lists the tree on the other core while Python imports the stop pipeline.
     from donegate import gitlisting
 
     top = gitlisting.toplevel(cwd)
     if top is not None:
         gitlisting.start(top)
+    return top
+
+
+def _confined(event: HookEvent, root: Path, state: Path) -> HookEvent:
+    # Read at stops only, from the host's few small settings files: whether a sandbox kept the
+    # agent's commands out of donegate's state, which the stop records and may require.
+    from donegate.hooks.confinement import confinement
+
+    return event._replace(confinement=confinement(event.host, root, state_dir=state))
 
 
 def _failed(event: HookEvent, state: Path, exc: Exception) -> HookAnswer:
