@@ -30,6 +30,7 @@ FLOORS: dict[str, int] = {
             "wire",
             "construct",
             "instant",
+            "timefmt",
             "duration",
             "globs",
             "gitlisting",

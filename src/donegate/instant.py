@@ -19,6 +19,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Self
 
+from donegate.timefmt import rfc3339
+
 if TYPE_CHECKING:  # pydantic is imported only when a model asks for the schema
     from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
     from pydantic.json_schema import JsonSchemaValue
@@ -170,19 +172,6 @@ class Instant:
             "pattern": RFC3339_PATTERN,
             "description": "RFC 3339 date-time with an offset (Z or +hh:mm); compared as instants.",
         }
-
-
-def rfc3339(value: datetime) -> str:
-    """The one text donegate writes for a moment: RFC 3339 in UTC, to the microsecond, ``Z``."""
-    if value.tzinfo is None:
-        raise ValueError("a naive datetime is not an instant")
-    return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def parse_rfc3339(text: str) -> datetime:
-    """The aware datetime RFC 3339 ``text`` writes (its offset kept, to the microsecond); the one
-    reader of the moments donegate stores. ``ValueError`` for anything else, a naive time too."""
-    return Instant.parse(text).value
 
 
 def instant_key(text: str) -> tuple[int, str]:

@@ -21,9 +21,9 @@ from types import TracebackType
 
 from donegate import statedir
 from donegate.errors import InvalidInput
-from donegate.instant import rfc3339
 from donegate.record import Record
 from donegate.sqlitefile import cause, connect, migrate, writing
+from donegate.timefmt import rfc3339
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

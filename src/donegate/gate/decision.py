@@ -9,7 +9,7 @@ from datetime import datetime
 from donegate.gate.budget import Outcome, VetoCounts
 from donegate.gate.ladder import Observed, Step
 from donegate.gate.requirements import EMPTY_LEDGER, Ledger
-from donegate.instant import rfc3339
+from donegate.timefmt import rfc3339
 from donegate.record import Record
 
 TYPE_CHECKING = False

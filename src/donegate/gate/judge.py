@@ -36,7 +36,7 @@ from donegate.gate.requirements import (
     RequirementEvidence,
     join,
 )
-from donegate.instant import rfc3339
+from donegate.timefmt import rfc3339
 
 if TYPE_CHECKING:
     from donegate.gate.decision import GateContext

@@ -15,8 +15,8 @@ from pathlib import Path
 from donegate import jsontext, statedir
 from donegate.errors import InvalidInput
 from donegate.hooks import adapter
-from donegate.instant import rfc3339
 from donegate.session.event import HookAnswer, HookEvent
+from donegate.timefmt import rfc3339
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

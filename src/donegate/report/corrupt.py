@@ -11,11 +11,11 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from donegate.instant import parse_rfc3339
 from donegate.jsontext import MAX_DEPTH
 from donegate.ledger import Damaged, Receipt
 from donegate.record import Record
 from donegate.report.findings import check_seconds
+from donegate.timefmt import parse_rfc3339
 
 # The form the ledgers store (2026-11-30T08:00:00.000000Z): the report compares and groups
 # times as text, which is exact only for this one form.

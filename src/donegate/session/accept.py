@@ -29,12 +29,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from donegate import gitlisting
-from donegate.instant import rfc3339
 from donegate.record import Record
 from donegate.session.authorship import Authorship, Digest
 from donegate.session.layout import Layout, locked
 from donegate.session.settings import CONFIG_FILE
 from donegate.session.workspace import workspace_root
+from donegate.timefmt import rfc3339
 from donegate.workspace._files import write_atomic
 from donegate.workspace.snapshot import blob_id, file_kind, utc_now
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from donegate.instant import rfc3339
 from donegate.session.event import HookEvent
+from donegate.timefmt import rfc3339
 from donegate.workspace import ClassifiedWrite, Reported
 
 if TYPE_CHECKING:

@@ -21,10 +21,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from donegate.errors import InternalError, InvalidInput
-from donegate.instant import rfc3339
 from donegate.ledger import PENDING, Decision, Ledger, Receipt
 from donegate.session.event import HookEvent
 from donegate.session.layout import Layout, hold, is_locked, move_aside
+from donegate.timefmt import rfc3339
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from donegate import gitlisting
 from donegate.errors import InvalidInput
-from donegate.instant import rfc3339
 from donegate.session.authorship import Authorship, Digest
 from donegate.session.event import HookEvent
 from donegate.session.layout import Layout, locked, move_aside, parent_session
@@ -28,6 +27,7 @@ from donegate.session.settings import (
     read_settings,
     save_pin,
 )
+from donegate.timefmt import rfc3339
 from donegate.workspace import ClassifiedWrite, Reported, Snapshot, WorkspaceState, Write, diff
 from donegate.workspace._files import NotRegular, is_pseudo, read_capped, write_atomic
 from donegate.workspace.blobs import TEXT_LIMIT

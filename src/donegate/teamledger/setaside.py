@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from donegate.errors import InvalidInput
-from donegate.instant import rfc3339
 from donegate.ledger import Receipt
 from donegate.record import Record
 from donegate.sqlitefile import cause, connect, migrate
+from donegate.timefmt import rfc3339
 
 FILE_NAME = "team-set-aside.sqlite3"
 _VERSION = 1

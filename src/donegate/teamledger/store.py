@@ -24,11 +24,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from donegate.errors import InvalidInput
-from donegate.instant import parse_rfc3339, rfc3339
 from donegate.ledger import Receipt
 from donegate.record import Record
 from donegate.teamledger import schema as ddl
 from donegate.teamledger.settings import DEFAULT_SCHEMA, check_schema
+from donegate.timefmt import parse_rfc3339, rfc3339
 
 if TYPE_CHECKING:
     import psycopg

@@ -13,8 +13,8 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from donegate.instant import parse_rfc3339, rfc3339
 from donegate.record import Record
+from donegate.timefmt import parse_rfc3339, rfc3339
 from donegate.workspace.snapshot import utc_now
 
 TYPE_CHECKING = False

@@ -43,8 +43,8 @@ from pathlib import Path
 
 from donegate.errors import InvalidInput
 from donegate.gitlisting import resolved
-from donegate.instant import parse_rfc3339, rfc3339
 from donegate.record import Record
+from donegate.timefmt import parse_rfc3339, rfc3339
 from donegate.workspace import _git, _hashes
 from donegate.workspace._files import (
     NotRegular,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from donegate.instant import rfc3339
 from donegate.record import Record
+from donegate.timefmt import rfc3339
 from donegate.workspace.snapshot import Snapshot
 
 TYPE_CHECKING = False
