@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,8 +41,15 @@ def test_a_fresh_repository_says_what_to_install(repo: Path, tmp_path: Path) -> 
     assert "fix: donegate init claude-code" in done.stderr
 
 
-def test_installed_but_never_fired_then_healthy_after_one_turn(repo: Path, tmp_path: Path) -> None:
-    state = tmp_path / "state"
+@pytest.fixture
+def state() -> Iterator[Path]:
+    """A state directory outside /tmp, which every host's sandbox lets the agent write."""
+    where = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="donegate-state-"))
+    yield where
+    shutil.rmtree(where, ignore_errors=True)
+
+
+def test_installed_but_never_fired_then_healthy_after_one_turn(repo: Path, state: Path) -> None:
     init(repo, "claude-code")
     never = doctor(repo, state)
     assert never.returncode == 3

@@ -25,8 +25,10 @@ from donegate.exitcodes import ExitCode
     help="Where donegate keeps state; default $DONEGATE_STATE_DIR, else ~/.local/state/donegate.",
 )
 def doctor(root: Path, no_run: bool, state_dir: Path | None) -> int:
-    """Check that donegate's gate works here: hooks installed (and trusted, for Codex), hooks
-    that have actually fired (the last call seen per host), donegate.toml valid and accepted,
+    """Check that donegate's gate works here: hooks installed; hooks that can fire (Codex: the
+    project and its hooks trusted in $CODEX_HOME; Copilot CLI and Gemini CLI: a trusted folder)
+    told from hooks that have not fired yet (the last call seen per host); the agent confined by
+    its host's sandbox, which cannot write donegate's state; donegate.toml valid and accepted,
     the checks runnable with a readable report, the state directory writable.
 
     Exits 0 only when everything holds, else 3; each problem comes with the command that fixes it.

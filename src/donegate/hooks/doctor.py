@@ -8,12 +8,17 @@ is wrong and the command that fixes it.
 from __future__ import annotations
 
 import json
+import os
+import re
 import tempfile
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from donegate import reach
 from donegate.errors import InvalidInput
+from donegate.hooks import confinement
 from donegate.hooks import install as installer
 from donegate.record import Record
 from donegate.session.layout import Layout
@@ -83,9 +88,10 @@ class Doctor:
             )
         ]
         found.append(self.command(host))
-        if host == "codex":
-            found.append(self.codex_trust())
-        found.append(self.fired(host))
+        gates = TRUST_GATES[host](self, events) if host in TRUST_GATES else []
+        found.extend(gates)
+        found.append(self.confined(host))
+        found.append(self.fired(host, [g for g in gates if not g.ok]))
         return found
 
     def command(self, host: str) -> Finding:
@@ -100,30 +106,110 @@ class Doctor:
             return Finding(False, what, f"donegate init {host}")
         return Finding(True, f"{host}: the hook command names its interpreter, isolated")
 
-    def codex_trust(self) -> Finding:
-        """Codex runs a project's hooks only once a person trusted them in ``/hooks``."""
-        hooks_file = str((self.root / installer.HOSTS["codex"].settings).resolve())
-        for config in (Path.home() / ".codex" / "config.toml", self.root / ".codex/config.toml"):
-            try:
-                text = config.read_text(encoding="utf-8")
-            except OSError:
-                continue
-            if "trusted_hash" in text and hooks_file in text:
-                return Finding(True, "codex: donegate's hooks are trusted")
-        return Finding(
-            False,
-            "codex: no trust recorded for .codex/hooks.json (Codex skips untrusted hooks)",
-            "open Codex in this repository, run /hooks, and trust donegate's hooks",
-        )
+    def codex_trust(self, events: list[str]) -> list[Finding]:
+        """Codex runs a project's hooks only in a trusted project, and only hooks a person
+        trusted (``/hooks``); both are kept in ``$CODEX_HOME/config.toml``."""
+        config = confinement.codex_home(os.environ) / "config.toml"
+        try:
+            user = tomllib.loads(config.read_text(encoding="utf-8")) if config.exists() else {}
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            return [Finding(False, f"codex: cannot read {config}: {exc}", f"fix {config}")]
+        project = Finding(True, f"codex: the project {self.root} is trusted in {config}")
+        if not confinement.codex_trusts_project(user, self.root):
+            project = Finding(
+                False,
+                f"codex: the project {self.root} is not trusted in {config}: Codex loads "
+                "neither its hooks nor its .codex/config.toml",
+                f"open Codex in {self.root} and trust the project (codex exec: --trust)",
+            )
+        return [project, self._codex_hooks_trusted(user, config, events)]
 
-    def fired(self, host: str) -> Finding:
+    def _codex_hooks_trusted(
+        self, user: dict[str, Any], config: Path, events: list[str]
+    ) -> Finding:
+        hooks_file = str((self.root / installer.HOSTS["codex"].settings).resolve())
+        state = (
+            user.get("hooks", {}).get("state", {}) if isinstance(user.get("hooks"), dict) else {}
+        )
+        trusted = {key.rsplit(":", 2)[0] for key, entry in state.items() if _trusted(entry)}
+        untrusted = [e for e in events if f"{hooks_file}:{_snake(e)}" not in trusted]
+        if untrusted:
+            return Finding(
+                False,
+                f"codex: no trust recorded in {config} for donegate's "
+                f"{', '.join(untrusted)} hooks (Codex skips untrusted hooks)",
+                "open Codex in this repository, run /hooks, and trust donegate's hooks",
+            )
+        return Finding(True, "codex: donegate's hooks are trusted (again after any new init)")
+
+    def copilot_trust(self, events: list[str]) -> list[Finding]:
+        """Copilot CLI loads a repository's hooks only in a folder the person trusted."""
+        config = confinement.copilot_home(os.environ) / "config.json"
+        if os.environ.get("COPILOT_ALLOW_ALL") == "true":
+            return [Finding(True, "copilot: COPILOT_ALLOW_ALL=true trusts every folder")]
+        try:
+            data = json.loads(config.read_text(encoding="utf-8")) if config.exists() else {}
+        except (OSError, ValueError) as exc:
+            return [Finding(False, f"copilot: cannot read {config}: {exc}", f"fix {config}")]
+        folders = data.get("trusted_folders") if isinstance(data, dict) else None
+        here = self.root.resolve()
+        for folder in folders if isinstance(folders, list) else []:
+            if isinstance(folder, str) and here.is_relative_to(Path(folder).resolve()):
+                return [Finding(True, f"copilot: {folder} is a trusted folder in {config}")]
+        return [
+            Finding(
+                False,
+                f"copilot: {self.root} is not a trusted folder in {config}: Copilot CLI "
+                "silently loads no repository hooks here",
+                f"start copilot in {self.root} and trust the folder for future sessions "
+                f"(or add it to trusted_folders in {config})",
+            )
+        ]
+
+    def gemini_trust(self, events: list[str]) -> list[Finding]:
+        """Gemini CLI exits 55 in an untrusted folder, and loads no project settings there."""
+        try:
+            trusted = confinement.gemini_trusts(self.root, os.environ)
+        except (OSError, ValueError) as exc:
+            return [Finding(False, f"gemini-cli: cannot read its trusted folders: {exc}")]
+        if trusted:
+            return [Finding(True, f"gemini-cli: {self.root} is a trusted folder")]
+        rules = confinement.gemini_dir(os.environ) / "trustedFolders.json"
+        how = "marked DO_NOT_TRUST" if trusted is False else "not a trusted folder"
+        return [
+            Finding(
+                False,
+                f"gemini-cli: {self.root} is {how} in {rules}: Gemini CLI exits 55 here",
+                f"run gemini in {self.root} and trust the folder "
+                f'(or set "{self.root}": "TRUST_FOLDER" in {rules})',
+            )
+        ]
+
+    def confined(self, host: str) -> Finding:
+        """The host's own sandbox keeps the agent's commands out of donegate's state."""
+        sandbox = confinement.sandbox_of(host, self.root, os.environ)
+        state = self.layout.state_dir
+        if sandbox is None:
+            what = f"{host}: nothing known confines the agent: its commands can rewrite donegate"
+            return Finding(False, what, CONFINE_FIX[host])
+        if sandbox.reaches(state):
+            what = f"{host}: {sandbox.text}, but it lets the agent write donegate's state {state}"
+            return Finding(False, what, STATE_FIX)
+        return Finding(True, f"{host}: the agent is confined: {sandbox.text}")
+
+    def fired(self, host: str, gates: list[Finding] | None = None) -> Finding:
+        """Whether the hooks fired; when not, whether they cannot (a gate above) or have not yet."""
         seen = self.layout.seen(self.root.resolve(), host)
         try:
             record = json.loads(seen.read_bytes())
         except (OSError, ValueError):
+            if gates:
+                return Finding(
+                    False, f"{host}: its hooks cannot fire here (see above)", gates[0].fix
+                )
             return Finding(
                 False,
-                f"{host}: its hooks have never fired in this repository",
+                f"{host}: has not fired yet: its hooks have never fired in this repository",
                 f"run one {host} agent turn here, then `donegate doctor` again",
             )
         return Finding(True, f"{host}: last hook call {record.get('event')} at {record.get('at')}")
@@ -189,6 +275,36 @@ class Doctor:
         return Finding(
             False, f"checks that could not observe: {why}", f"fix the checks in {CONFIG_FILE}"
         )
+
+
+def _snake(event: str) -> str:
+    """Codex's name for an event in its trust keys: ``SubagentStop`` is ``subagent_stop``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+def _trusted(entry: object) -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get("trusted_hash"), str)
+
+
+TRUST_GATES: dict[str, Callable[[Doctor, list[str]], list[Finding]]] = {
+    "codex": Doctor.codex_trust,
+    "copilot": Doctor.copilot_trust,
+    "gemini-cli": Doctor.gemini_trust,
+}
+CONFINE_FIX = {
+    "claude-code": "donegate init claude-code (its sandbox, no unsandboxed fallback; on Linux "
+    "Claude Code needs bubblewrap and socat)",
+    "codex": "donegate init codex (sandbox_mode = workspace-write), in a project Codex trusts",
+    "gemini-cli": "donegate init gemini-cli (security.toolSandboxing), in a folder Gemini trusts",
+    "copilot": "run /sandbox enable in Copilot CLI, and put donegate's state directory in "
+    "sandbox.userPolicy.filesystem.deniedPaths of ~/.copilot/settings.json",
+    "cursor": "none from donegate: Cursor keeps its sandbox in the editor, in no file donegate "
+    "can write or read",
+}
+STATE_FIX = (
+    "set DONEGATE_STATE_DIR to a directory outside the workspace, /tmp and the sandbox's "
+    "writable roots (the default, ~/.local/state/donegate, is)"
+)
 
 
 def report(findings: list[Finding], say: Callable[[str], None]) -> bool:
