@@ -203,3 +203,23 @@ def test_copilot_s_sandbox_counts_only_when_its_policy_denies_donegate_s_state(
 def test_cursor_offers_no_sandbox_donegate_can_read(tmp_path: Path, home: Path) -> None:
     repo, env = installed(tmp_path, home, "cursor")
     assert confinement("cursor", repo, env) is None
+
+
+def test_init_says_whether_the_agent_is_now_confined_and_warns_of_a_reachable_state(
+    tmp_path: Path, home: Path, state: Path
+) -> None:
+    repo = project.create(tmp_path / "repo")
+    reachable = init(repo, "claude-code", env_for(home, tmp_path / "state")).stderr
+    assert (
+        f"WARNING: {CLAUDE} lets the agent write donegate's state {tmp_path / 'state'}" in reachable
+    )
+    assert (
+        f"claude-code: the agent is confined: {CLAUDE}"
+        in init(repo, "claude-code", env_for(home, state)).stderr
+    )
+    cursor = init(repo, "cursor", env_for(home, state)).stderr
+    assert "cursor: the agent is not known to be confined" in cursor
+    assert "Cursor keeps its sandbox in the editor" in cursor
+    codex = init(repo, "codex", env_for(home, state)).stderr
+    assert "codex: the agent is not known to be confined" in codex  # the project is not trusted
+    assert "trust the project, run /hooks" in codex

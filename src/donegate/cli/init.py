@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 
@@ -31,8 +32,11 @@ def init(host: str, root: Path, uninstall: bool, command: str | None) -> int:
     Writes or merges the host's hook settings (.claude/settings.json, which VS Code's agent reads
     too, .codex/hooks.json, .github/hooks/donegate.json, .cursor/hooks.json, .gemini/settings.json),
     keeping the hooks already there, and writes a starter donegate.toml with the test command it
-    detects, unless one exists. Running it again changes nothing; --uninstall removes exactly the
-    entries it added.
+    detects, unless one exists. It turns on the host's own sandbox where the host has one in a
+    project file (Claude Code: sandbox, no unsandboxed fallback, file tools denied donegate's
+    state; Codex: workspace-write in .codex/config.toml; Gemini CLI: tool sandboxing) and says
+    whether the agent is now confined. Running it again changes nothing; --uninstall removes
+    exactly the entries it added.
     """
     try:
         return _init(host, root, uninstall, command)
@@ -60,7 +64,40 @@ def _init(host: str, root: Path, uninstall: bool, command: str | None) -> int:
         click.echo(f"wrote {starter}: review the test command and the policy", err=True)
     else:
         click.echo("kept the existing donegate.toml", err=True)
-    if host == "codex":
-        click.echo("Codex runs project hooks only once trusted: open Codex, run /hooks.", err=True)
+    _say_confinement(host, root)
+    if host in TRUST:
+        click.echo(TRUST[host], err=True)
     click.echo("After your first agent turn here, run `donegate doctor`.", err=True)
     return ExitCode.OK
+
+
+# The hosts' trust gates: until the person passes them, the hooks just installed cannot fire.
+TRUST = {
+    "codex": "Codex runs this project's hooks and reads its .codex/config.toml only in a trusted "
+    "project, with trusted hooks: open Codex here, trust the project, run /hooks.",
+    "copilot": "Copilot CLI loads repository hooks only in a trusted folder: start copilot here "
+    "and trust the folder for future sessions.",
+    "gemini-cli": "Gemini CLI exits 55 in an untrusted folder and reads no project settings "
+    "there: run gemini here and trust the folder.",
+}
+
+
+def _say_confinement(host: str, root: Path) -> None:
+    """Whether the host's sandbox now confines the agent, and keeps it out of donegate's state."""
+    from donegate.hooks.confinement import sandbox_of
+    from donegate.hooks.doctor import CONFINE_FIX, STATE_FIX
+
+    sandbox = sandbox_of(host, root, os.environ)
+    state = statedir.resolve()
+    if sandbox is None:
+        click.echo(
+            f"{host}: the agent is not known to be confined; to confine it: {CONFINE_FIX[host]}",
+            err=True,
+        )
+    elif sandbox.reaches(state):
+        click.echo(
+            f"WARNING: {sandbox.text} lets the agent write donegate's state {state}: {STATE_FIX}",
+            err=True,
+        )
+    else:
+        click.echo(f"{host}: the agent is confined: {sandbox.text}", err=True)
