@@ -8,6 +8,7 @@ verdict); the agent is told file, line and construct. Non-blocking ones (``fitte
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -23,11 +24,16 @@ if TYPE_CHECKING:
 MAX_TEST_FILE_BYTES = 2 * 1024 * 1024
 # A written file larger than this is not scanned (a text parses into several times its size).
 MAX_FILE_BYTES = 16 * 1024 * 1024
+# A written file that is not Python is read up to this, in case written code runs it as code.
+MAX_DATA_BYTES = 1024 * 1024
 
 
 def scan(space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]) -> list[Finding]:
-    """Findings over the Python files among ``writes`` (none: nothing Python was written)."""
-    python = [w for w in writes if w.write.path.endswith(".py") and w.write.new_digest]
+    """Findings over the Python files among ``writes`` (none: nothing Python was written), and
+    over the other files written, which the scan reads as code when written code loads text as
+    code (a ``.txt`` handed to ``exec``)."""
+    written = [w for w in writes if w.write.new_digest]
+    python = [w for w in written if w.write.path.endswith(".py")]
     if not python:
         return []
     from donegate.scan import TestLiterals, WrittenFile, parse_scan_table, scan_writes
@@ -36,9 +42,31 @@ def scan(space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]
         return matches_any(path, settings.rules.test_globs)
 
     files = [WrittenFile(w.write.path, _old(space, w), _text(space, w.write.path)) for w in python]
+    files += [
+        WrittenFile(w.write.path, _old(space, w), _text(space, w.write.path, MAX_DATA_BYTES))
+        for w in written
+        if not w.write.path.endswith(".py")
+    ]
     tests = (p for p in space.current.entries if p.endswith(".py") and is_test(p))
     literals = TestLiterals(t for p in tests if (t := _text(space, p, MAX_TEST_FILE_BYTES)))
-    return scan_writes(files, literals, parse_scan_table(settings.scan_table), is_test)
+    table = parse_scan_table(settings.scan_table)
+    return scan_writes(files, literals, table, is_test, entry_points(space))
+
+
+def entry_points(space: Workspace) -> tuple[str, ...]:
+    """The ``module:function`` of each script the project declares (``[project.scripts]``,
+    ``[project.gui-scripts]``): an exit there is a program's, not code fitted to a judge."""
+    try:
+        data = read_capped(str(space.root / "pyproject.toml"), MAX_TEST_FILE_BYTES)
+        project = tomllib.loads(data.decode("utf-8")).get("project", {}) if data else {}
+    except (OSError, NotRegular, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ()
+    found: list[str] = []
+    for table in ("scripts", "gui-scripts"):
+        scripts = project.get(table) if isinstance(project, dict) else None
+        if isinstance(scripts, dict):
+            found += [v for v in scripts.values() if isinstance(v, str)]
+    return tuple(found)
 
 
 def _old(space: Workspace, w: ClassifiedWrite) -> str | None:
