@@ -4,13 +4,12 @@ The agent's commands run as the same user as donegate, so whatever donegate keep
 files the agent can rewrite, unless an operating-system sandbox stops it. Whether one does is a
 fact of the host's effective settings: :func:`confinement` reads them (the few small files each
 host layers: user, project, local, managed) and names what confines the agent, or returns None
-when nothing is known to. It is read at every stop and by ``doctor``; :func:`configure` is the
-other side, ``init`` asking the host for its sandbox.
+when nothing is known to. It is read at every stop and by ``doctor``; ``init`` is the other
+side (:func:`confine_settings`, :func:`confine_codex`), asking the host for its sandbox.
 
 A sandbox that may fall back to running a command unsandboxed, or that can write where donegate
 keeps its state, confines nothing that matters here: both read as None. What the host's command
-line may turn off (``codex --sandbox danger-full-access``, ``claude --dangerously-skip-...``)
-is not in any file, and so not seen.
+line overrides (``codex --sandbox danger-full-access``) is in no file, and so not seen.
 """
 
 from __future__ import annotations
@@ -18,14 +17,18 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from donegate.errors import InvalidInput
+from donegate.record import Record
+
+TYPE_CHECKING = False  # not typing's: a stop reads this module, and typing costs it 3 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 
-class Sandbox(NamedTuple):
+class Sandbox(Record):
     """A host's sandbox as its settings configure it: its name, where it lets commands write."""
 
     text: str
