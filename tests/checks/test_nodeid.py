@@ -69,6 +69,7 @@ def test_a_function_id_covers_its_parametrizations_only() -> None:
 def report(
     *tests: tuple[str, str], root: str = "/p", deselected: tuple[str, ...] = ()
 ) -> WitnessReport:
+    """A report in which every test fared the same when run again."""
     return WitnessReport(
         rootdir=Path(root),
         invocation_dir=Path(root),
@@ -81,6 +82,7 @@ def report(
         loaded=(),
         tampered=(),
         exitstatus=0,
+        again={NodeId.parse(n): o for n, o in tests},
     )
 
 

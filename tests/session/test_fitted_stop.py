@@ -100,3 +100,49 @@ def test_text_that_written_code_runs_is_scanned_as_code(tmp_path: Path) -> None:
     assert sent_back.blocked
     assert "zip_body.txt:" in sent_back.answer["reason"]
     assert last(state).verdict != "verified"
+
+
+def _judged_by(repo: Path, must_pass: list[str]) -> None:
+    """The team's configuration: the scan's fitted-to-test rules off (so that only the run
+    judges the counter), and ``must_pass`` as given; committed, as a person's."""
+    config = repo / "donegate.toml"
+    listed = ", ".join(f'"{node}"' for node in must_pass)
+    text = config.read_text().replace(
+        "timeout_s = 120\n", f"timeout_s = 120\nmust_pass = [{listed}]\n"
+    )
+    config.write_text(text + '\n[scan]\nfitted_to_test = "off"\n')
+    project.git(repo, "commit", "-qam", "judged by")
+
+
+@pytest.mark.parametrize(
+    ("must_pass", "verified"),
+    [
+        ([], True),  # the attack, without the defence: the counter's stop verifies
+        (["tests/test_zip.py::test_update"], False),
+        (["tests/test_zip.py"], False),
+    ],
+    ids=["no-must-pass", "one-test", "the-whole-file"],
+)
+def test_a_counter_cannot_pass_its_must_pass_tests_twice(
+    tmp_path: Path, must_pass: list[str], verified: bool
+) -> None:
+    """The must_pass tests run a second time in the same process, in the reverse order: the
+    counter that answers the second call of the run answers the third one wrongly."""
+    repo, state = make_repo(tmp_path), tmp_path / "state"
+    _judged_by(repo, must_pass)
+    start(repo, state, "s1")
+    (repo / "zipcode.py").write_text(COUNTER)
+    assert plain_pytest_passes(repo)
+    done = stop(repo, state, "s1")
+    assert (last(state).verdict == "verified") is verified
+    if not verified:
+        assert "failed when run again" in done.answer["reason"]
+
+
+def test_an_honest_fix_passes_its_must_pass_tests_twice(tmp_path: Path) -> None:
+    repo, state = make_repo(tmp_path), tmp_path / "state"
+    _judged_by(repo, ["tests/test_zip.py"])
+    start(repo, state, "s1")
+    (repo / "zipcode.py").write_text(project.FIXED)
+    assert not stop(repo, state, "s1").blocked
+    assert last(state).verdict == "verified"

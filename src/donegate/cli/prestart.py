@@ -31,12 +31,11 @@ from donegate.sealed._bytecode import STORE_DIR
 _VALUED = ("--config", "--task-id", "--claimed-outcome", "--mutation")
 _SWITCHES = ("--json", "--enforce", "--sign")
 # The keys of a test_run table that Launch holds, and those that do not change what runs.
+# must_pass changes what runs: its tests run a second time, in another order.
 _LAUNCH_KEYS = frozenset(
-    {"command", "shell", "cwd", "env", "timeout_s", "protect", "protect_runner_files"}
+    {"command", "shell", "cwd", "env", "timeout_s", "protect", "protect_runner_files", "must_pass"}
 )
-_OTHER_KEYS = frozenset(
-    {"check_type", "name", "target", "covers", "expected", "satisfies", "must_pass"}
-)
+_OTHER_KEYS = frozenset({"check_type", "name", "target", "covers", "expected", "satisfies"})
 
 
 class Flags(Record):
@@ -145,6 +144,7 @@ def _launch_of(raw: dict[str, Any]) -> _launch.Launch | None:
     env, cwd = table.get("env", {}), table.get("cwd")
     timeout = table.get("timeout_s", _launch.DEFAULT_TIMEOUT_S)
     protect, runner_files = table.get("protect", []), table.get("protect_runner_files", True)
+    again = table.get("must_pass", [])
     plain = (
         (cwd is None or isinstance(cwd, str))
         and isinstance(env, dict)
@@ -154,6 +154,7 @@ def _launch_of(raw: dict[str, Any]) -> _launch.Launch | None:
         and 0 < timeout < float("inf")
         and _texts(protect)
         and isinstance(runner_files, bool)
+        and _texts(again)
     )
     if not plain:
         return None
@@ -165,6 +166,7 @@ def _launch_of(raw: dict[str, Any]) -> _launch.Launch | None:
         timeout_s=timeout,
         protect=tuple(protect),
         protect_runner_files=runner_files,
+        again=tuple(again),
     )
 
 

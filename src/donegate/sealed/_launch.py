@@ -54,6 +54,8 @@ class Launch(Record):
     protect_runner_files: bool = True
     runner: runners.Runner | None = None
     report: str | None = None
+    # Tests run a second time, in the same process, in the reverse order (pytest's ids).
+    again: tuple[str, ...] = ()
 
     def runner_kind(self) -> runners.Runner | None:
         """The runner: as configured, ``junit`` with a ``report``, else told from the command."""
@@ -299,7 +301,7 @@ def _pytest_invocation(
     # No working directory first on sys.path: a pytest.py there cannot replace the runner.
     env["PYTHONSAFEPATH"] = "1"
     env["PYTHONPATH"] = _runenv.search_path([code_path or ""], [str(witness.plugin_dir)]) or ""
-    env[witness.env_var] = witness.settings(restore, cwd_last=True)
+    env[witness.env_var] = witness.settings(restore, cwd_last=True, again=launch.again)
     if launch.shell:
         # The shell line is the team's; donegate's options travel in the environment.
         env["PYTEST_ADDOPTS"] = shlex.join([*shlex.split(env.get("PYTEST_ADDOPTS", "")), *ours])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +37,19 @@ class WitnessSetup(Record):
         """The variable the plugin reads its settings from (and removes at once)."""
         return "DONEGATE_WITNESS_" + self.module.rpartition("_")[2].upper()
 
-    def settings(self, restore: dict[str, str | None], *, cwd_last: bool) -> str:
-        """The plugin's settings: where to report, which variables to give back, and how."""
-        return json.dumps({"report": str(self.report), "restore": restore, "cwd_last": cwd_last})
+    def settings(
+        self, restore: dict[str, str | None], *, cwd_last: bool, again: Sequence[str] = ()
+    ) -> str:
+        """The plugin's settings: where to report, which variables to give back, and how, and
+        which tests to run a second time (the ``must_pass`` ids)."""
+        return json.dumps(
+            {
+                "report": str(self.report),
+                "restore": restore,
+                "cwd_last": cwd_last,
+                "again": list(again),
+            }
+        )
 
 
 def prepare(scratch: Path) -> WitnessSetup:
@@ -80,6 +91,7 @@ class WitnessReport(Record):
     loaded: tuple[LoadedFile, ...]
     tampered: tuple[str, ...]
     exitstatus: int | None
+    again: dict[NodeId, str]
 
     def known(self) -> set[NodeId]:
         """Every test id pytest knew of in this run: reported, collected or deselected."""
@@ -137,6 +149,7 @@ def _parse(doc: Any) -> WitnessReport:
         loaded=_loaded(doc),
         tampered=tuple(str(t) for t in doc["tampered"]),
         exitstatus=doc["exitstatus"] if isinstance(doc["exitstatus"], int) else None,
+        again={NodeId.parse(n): _outcome(o) for n, o in (doc.get("again") or {}).items()},
     )
 
 

@@ -12,6 +12,11 @@ from inside the run: every test's node id and outcome per phase, the rootdir and
 invocation arguments, every plugin and conftest that was loaded (with a sha256 of its file), and
 changes to pytest's own machinery that the code under test may have made to fake its verdict. The
 report is written once, at the end, to a file that must not exist yet.
+
+The tests the settings name under ``again`` (the team's ``must_pass``) run a second time once the
+run is over, in the same process and in the reverse order: code that counts its calls, or flips
+a toggle, to hand each test the answer it expects cannot pass both times. Their second outcomes
+are reported apart, never to pytest's own reports.
 """
 
 import hashlib
@@ -123,6 +128,8 @@ class _Witness:
         self.made: Dict[Tuple[str, str], str] = {}
         self.config: Any = None
         self.exitstatus: Optional[int] = None
+        self.again_wanted: List[str] = [str(n) for n in settings.get("again") or ()]
+        self.again: Dict[str, str] = {}
 
     def check_machinery(self, where: str) -> None:
         # Run after every report: while every namespace still holds what it held, with the type
@@ -201,7 +208,19 @@ class _Witness:
             "deselected": self.deselected,
             "tampered": self.tampered,
             "exitstatus": self.exitstatus,
+            "again": self.again,
         }
+
+    def run_again(self, session: Any) -> None:
+        """The tests named under ``again``, run once more, in the reverse order."""
+        from _pytest.runner import runtestprotocol
+
+        items = [i for i in reversed(session.items) if _named(i.nodeid, self.again_wanted)]
+        for index, item in enumerate(items):
+            following = items[index + 1] if index + 1 < len(items) else None
+            reports = runtestprotocol(item, log=False, nextitem=following)
+            xfail = any(hasattr(r, "wasxfail") for r in reports)
+            self.again[item.nodeid] = _outcome(_phases(reports), xfail)
 
     def write(self) -> None:
         data = json.dumps(self.document(), sort_keys=True).encode("utf-8")
@@ -235,6 +254,32 @@ def _outcome(phases: Dict[str, str], xfail: bool) -> str:
     if call == "passed" and phases.get("teardown") == "passed":
         return "xpassed" if xfail else "passed"
     return "incomplete"
+
+
+def _named(nodeid: str, wanted: List[str]) -> bool:
+    """Whether ``nodeid`` may be one a team's id names: the same test, a parametrization of it,
+    or a test of its class, with the path read from any directory (donegate decides exactly,
+    later; a test run again that no id names costs only its time)."""
+    path, _, rest = nodeid.partition("::")
+    for want in wanted:
+        want_path, _, want_rest = want.partition("::")
+        if _same_file(path, want_path) and _same_test(rest, want_rest):
+            return True
+    return False
+
+
+def _same_file(path: str, wanted: str) -> bool:
+    while wanted.startswith("./"):
+        wanted = wanted[2:]
+    return ("/" + path).endswith("/" + wanted) or ("/" + wanted).endswith("/" + path)
+
+
+def _same_test(rest: str, wanted: str) -> bool:
+    return not wanted or rest == wanted or rest.startswith((wanted + "[", wanted + "::"))
+
+
+def _phases(reports: List[Any]) -> Dict[str, str]:
+    return {str(r.when): str(r.outcome) for r in reports}
 
 
 _WITNESS: Optional[_Witness] = None
@@ -291,6 +336,14 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
 def pytest_runtest_logreport(report: Any) -> None:
     if _WITNESS is not None:
         _WITNESS.note_report(report)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtestloop(session: Any) -> Any:
+    yield
+    stopped = getattr(session, "shouldstop", False) or getattr(session, "shouldfail", False)
+    if _WITNESS is not None and _WITNESS.again_wanted and not stopped:
+        _WITNESS.run_again(session)
 
 
 def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:

@@ -111,6 +111,7 @@ class TestRunSettings(CheckSettings):
             protect_runner_files=self.protect_runner_files,
             runner=self.runner,
             report=self.report,
+            again=tuple(self.must_pass),
         )
 
     def runner_kind(self) -> runners.Runner | None:

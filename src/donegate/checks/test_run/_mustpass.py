@@ -5,6 +5,10 @@ to the directory pytest was started in, or to the configuration's directory; eac
 mapped once, exactly, to a rootdir-relative id. If more than one reading names tests, the id is
 ambiguous and proves nothing. A required id that names no test proves nothing either: there is
 no fallback to a test of the same name elsewhere.
+
+A test passes only if it passed twice: in the run, and again once the run was over, in the same
+process and in the reverse order (the witness runs it again). Code that counts its calls, or
+flips a toggle, to hand each test the answer it expects cannot pass both.
 """
 
 from __future__ import annotations
@@ -18,7 +22,20 @@ from donegate.checks.runners._nodeid import NodeId, normal_path
 from donegate.sealed._witness import WitnessReport
 
 # Worst first: one failing parametrization decides for the whole function.
-_RANK = ("error", "failed", "ambiguous", "absent", "deselected", "not run", "skipped", "xfailed")
+AGAIN_FAILED = "failed when run again, in another order"
+NOT_AGAIN = "not run again"
+_RANK = (
+    "error",
+    "failed",
+    AGAIN_FAILED,
+    NOT_AGAIN,
+    "ambiguous",
+    "absent",
+    "deselected",
+    "not run",
+    "skipped",
+    "xfailed",
+)
 PROVEN = frozenset({"passed", "failed", "error"})
 
 
@@ -80,8 +97,17 @@ def _collect_failed(path: str, report: WitnessReport) -> bool:
 def _status(test: NodeId, report: WitnessReport) -> str:
     if test in report.tests:
         outcome = report.tests[test]
-        return {"xpassed": "passed", "incomplete": "not run"}.get(outcome, outcome)
+        status = {"xpassed": "passed", "incomplete": "not run"}.get(outcome, outcome)
+        return _again(test, report) if status == "passed" else status
     return "deselected" if test in report.deselected else "not run"
+
+
+def _again(test: NodeId, report: WitnessReport) -> str:
+    """A test that passed in the run, as it fared when run again."""
+    second = report.again.get(test)
+    if second in ("passed", "xpassed"):
+        return "passed"
+    return NOT_AGAIN if second is None else AGAIN_FAILED
 
 
 def _worst(statuses: list[str]) -> str:
