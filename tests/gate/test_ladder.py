@@ -12,6 +12,7 @@ from .conftest import MakeGate
 
 RED = {"ok": False, "findings": "E0308"}
 GREEN = {"ok": True, "command": "cargo test"}
+LACKING = {"ok": False, "unavailable": "the test command's program 'cargo' is not installed"}
 
 
 def decide(make_gate: MakeGate, facts: dict[str, Any] | None, **options: Any) -> Decision:
@@ -23,6 +24,13 @@ def decide(make_gate: MakeGate, facts: dict[str, Any] | None, **options: Any) ->
     [
         ({"source_write_count": 0}, "no_source_write", False, False),
         ({"source_write_count": 1, "verify": RED}, "verification_after_write_red", False, True),
+        ({"source_write_count": 1, "verify": LACKING}, "verifier_unavailable", True, False),
+        (
+            {"source_write_count": 1, "verify": [LACKING, RED]},
+            "verification_after_write_red",
+            False,
+            True,
+        ),
         ({"source_write_count": 1, "verify": GREEN}, "verified_after_write", True, False),
         ({"source_write_count": 1, "verify": []}, "missing_verification", False, True),
         ({"source_write_count": 0, "requires_write": False}, "no_workspace_write", True, False),
@@ -43,6 +51,7 @@ def test_the_trace_names_every_rule_tried_and_the_one_that_fired(make_gate: Make
     assert [(s.rule, s.fired) for s in decision.trace] == [
         ("0", False),
         ("1", False),
+        ("2u", False),
         ("2", False),
         ("3", False),
         ("4", True),

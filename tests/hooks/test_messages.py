@@ -5,6 +5,7 @@ toolchains: a refuted run names its failing tests (the first few, and how many) 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
@@ -151,3 +152,60 @@ def test_a_refuted_junit_run_names_the_first_failing_tests_and_how_many(tmp_path
         "exit_code expected 0, observed 1; 5 tests failed: tests > t0, tests > t1, tests > t2 "
         "and 2 more."
     ), reason
+
+
+def pytest_less(place: Path) -> Path:
+    """The python of a new virtualenv at ``place``, which has no pytest."""
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(place)], check=True)
+    return place / "bin" / "python"
+
+
+def zip_project(root: Path, command: list[str]) -> Path:
+    """The demo's zipcode project, its tests run by ``command``."""
+    project.create(root)
+    toml = root / "donegate.toml"
+    toml.write_text(
+        toml.read_text().replace(json.dumps(project.pytest_command()), json.dumps(command))
+    )
+    (root / ".gitignore").write_text(".venv/\n")
+    project.git(root, "add", "-A")
+    project.git(root, "commit", "-q", "-m", "the team's command")
+    return root
+
+
+def test_an_interpreter_without_pytest_lets_the_stop_go_unverified_and_tells_the_person(
+    tmp_path: Path,
+) -> None:
+    python = pytest_less(tmp_path / "envs" / "team")
+    root = zip_project(tmp_path / "repo", project.pytest_command(str(python)))
+    stop = stopped_after(root, tmp_path / "state", "zipcode.py", project.FIXED)
+    assert "decision" not in stop["answer"]  # not sent back: the agent cannot install it
+    notice = stop["answer"]["systemMessage"]
+    assert f"NOT verified: the checks could not run: the checks' interpreter {python} " in notice
+    assert "has no pytest" in notice
+    receipt = stop["receipt"]
+    assert (receipt.verdict, receipt.reason) == ("unverified", "verifier_unavailable")
+
+
+def test_a_test_command_not_installed_lets_the_stop_go_unverified(tmp_path: Path) -> None:
+    root = zip_project(tmp_path / "repo", ["donegate-no-such-runner", "tests"])
+    stop = stopped_after(root, tmp_path / "state", "zipcode.py", project.FIXED)
+    assert "decision" not in stop["answer"]
+    assert "'donegate-no-such-runner' is not installed" in stop["answer"]["systemMessage"]
+    assert stop["receipt"].verdict == "unverified"
+
+
+def test_an_interpreter_in_the_project_without_pytest_is_the_agents_to_restore(
+    tmp_path: Path,
+) -> None:
+    # The agent writes the project, so it can have removed pytest from a virtualenv there (to
+    # pass its failure off as the environment's): it is sent back, told what to restore.
+    root = tmp_path / "repo"
+    python = root / ".venv" / "bin" / "python"
+    zip_project(root, project.pytest_command(str(python)))
+    pytest_less(root / ".venv")  # ignored by git, as a project's virtualenv is
+    stop = stopped_after(root, tmp_path / "state", "zipcode.py", project.FIXED)
+    assert stop["answer"]["decision"] == "block"
+    assert f"the checks' interpreter {python} has no pytest" in stop["answer"]["reason"]
+    assert "(in the project: restore it)" in stop["answer"]["reason"]
+    assert stop["receipt"].verdict == "unverified"

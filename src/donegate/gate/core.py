@@ -202,7 +202,8 @@ class Gate:
             session_id=session_id,
             confirm=res.confirm,
             reason=res.reason,
-            message=None,
+            # An allow's words are for the person; a veto's feedback is rendered on delivery.
+            message=ruling.detail if ruling.confirm else None,
             strict=ruling.strict and not res.confirm,
             converted_from=res.converted_from,
             escalation_recommended=ruling.escalate,

@@ -9,8 +9,8 @@ from datetime import datetime
 from donegate.gate.budget import Outcome, VetoCounts
 from donegate.gate.ladder import Observed, Step
 from donegate.gate.requirements import EMPTY_LEDGER, Ledger
-from donegate.timefmt import rfc3339
 from donegate.record import Record
+from donegate.timefmt import rfc3339
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,7 +55,8 @@ class Verification(Record):
 class Decision(Record):
     """One gate decision: allow (``confirm``) or veto, why, and what the agent is told.
 
-    ``message`` is the feedback on a veto (None on an allow). ``converted_from`` names the veto a
+    ``message`` is the feedback on a veto; on an allow, what the person is told, if anything
+    (what the environment lacks, for ``verifier_unavailable``). ``converted_from`` names the veto a
     budget turned into this allow. ``counts`` are the session's veto counts after this decision;
     ``outcome`` is set on an allow (``verified`` only for a green verifier). ``trace`` lists the
     rules tried, in order, and which one fired.

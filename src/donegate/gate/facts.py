@@ -57,20 +57,30 @@ class _VerifyResultFields(Record):
     ok: bool | None = None
     findings: str | None = None
     command: str | None = None
+    unavailable: str | None = None
 
 
 class VerifyResult(_VerifyResultFields):
-    """One verifier result. Only ``ok is True`` is green; a result without ``ok`` is red."""
+    """One verifier result. Only ``ok is True`` is green; a result without ``ok`` is red.
+
+    ``unavailable`` says, of a red result, what the environment lacks for the verifier to run
+    (a runner not installed): something the agent cannot fix, and the person must.
+    """
 
     __slots__ = ()
 
     def __new__(
-        cls, ok: bool | None = None, findings: str | None = None, command: str | None = None
+        cls,
+        ok: bool | None = None,
+        findings: str | None = None,
+        command: str | None = None,
+        unavailable: str | None = None,
     ) -> VerifyResult:
         _check.optional_boolean(ok, "ok")
         _check.optional_text(findings, "findings")
         _check.optional_text(command, "command")
-        return super().__new__(cls, ok, findings, command)
+        _check.optional_text(unavailable, "unavailable")
+        return super().__new__(cls, ok, findings, command, unavailable)
 
 
 class _CompletionFactsFields(Record):
@@ -219,11 +229,13 @@ class WriteCounts(Record):
 
 
 class Reading(Record):
-    """The combined verifier reading: green only if every result is green."""
+    """The combined verifier reading: green only if every result is green. ``unavailable``:
+    what the environment lacks, when every red result is red for want of it."""
 
     ok: bool
     findings: str | None
     command: str | None
+    unavailable: str | None = None
 
 
 def count_writes(facts: CompletionFacts, classify: ClassifyWrite | None) -> WriteCounts:
@@ -257,4 +269,7 @@ def combine(results: Sequence[VerifyResult] | None) -> Reading | None:
     red = [result for result in results if result.ok is not True]
     findings = "; ".join(result.findings for result in red if result.findings)
     command = next((r.command for r in results if r.command and r.command.strip()), None)
-    return Reading(ok=not red, findings=findings or None, command=command)
+    lacks = [result.unavailable for result in red]
+    # One red result of the agent's own making keeps the reading the agent's to fix.
+    unavailable = "; ".join(lack for lack in lacks if lack) if red and all(lacks) else None
+    return Reading(not red, findings or None, command, unavailable)

@@ -71,7 +71,8 @@ class Ruling(Record):
     escalate: bool = False
     source: str = "deterministic"
     trace: tuple[Step, ...] = ()
-    # Text for the feedback's {findings} when the stage has its own (a judge's detail).
+    # Text for the feedback's {findings} when the stage has its own (a judge's detail); on an
+    # allow, what the person is told (what the environment lacks).
     detail: str | None = None
 
 
@@ -85,8 +86,8 @@ class _Trace:
         self.steps.append(Step(rule, reason, condition))
         return condition
 
-    def allow(self, reason: str) -> Ruling:
-        return Ruling(confirm=True, reason=reason, trace=tuple(self.steps))
+    def allow(self, reason: str, detail: str | None = None) -> Ruling:
+        return Ruling(confirm=True, reason=reason, trace=tuple(self.steps), detail=detail)
 
     def veto(
         self, reason: str, key: str | None = None, *, strict: bool, escalate: bool = False
@@ -100,6 +101,8 @@ def decide(obs: Observation) -> Ruling:
 
     0. no facts and no verifier                           -> allow  facts_unavailable
     1. writes known, a source write required, none made   -> veto   no_source_write (soft)
+    2u. red reading after a source write (or writes unknown), every red result for want of
+       something in the environment                       -> allow  verifier_unavailable
     2. red reading after a source write (or writes unknown) -> veto (strict)
        verification_after_write_red; with a streak fact: failed_verification, or
        repeated_verification_failures (+ escalation) at/over the threshold unless converging
@@ -117,7 +120,12 @@ def decide(obs: Observation) -> Ruling:
         "1", "no_source_write", obs.writes.known and obs.requires_write and not obs.saw_source
     ):
         return t.veto("no_source_write", _no_write_key(obs.writes), strict=False)
-    if t.tried("2", "verification_red", red and (obs.saw_source or not obs.writes.known)):
+    after_write = obs.saw_source or not obs.writes.known
+    unavailable = obs.reading.unavailable if red and obs.reading else None
+    # The agent cannot install what the environment lacks: sending it back changes nothing.
+    if t.tried("2u", "verifier_unavailable", after_write and unavailable is not None):
+        return t.allow("verifier_unavailable", detail=unavailable)
+    if t.tried("2", "verification_red", red and after_write):
         return _red(t, obs)
     if t.tried("3", "verified", obs.reading is not None and obs.reading.ok):
         return t.allow("verified_after_write" if obs.saw_source else "verified")

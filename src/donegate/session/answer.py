@@ -53,6 +53,12 @@ def _notice_for_allow(decision: Decision, hooks_note: str) -> str:
     if decision.converted_from:
         why = f"{decision.reason}, converted from {decision.converted_from}"
     text = f"donegate: this stop is NOT verified ({why})."
+    if decision.reason == "verifier_unavailable":
+        text = (
+            f"donegate: this stop is NOT verified: the checks could not run: {decision.message}. "
+            "The agent was not sent back, since it cannot fix this; once it is fixed, the next "
+            "stop verifies."
+        )
     if decision.reason == "blocks_in_a_row_cap_reached":
         # The host would end the session itself soon: the end is on the record instead.
         text += (

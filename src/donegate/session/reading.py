@@ -34,6 +34,7 @@ class EvidenceDetail(Record):
     failing: tuple[str, ...] = ()
     why_not_counted: str | None = None
     output_tail: str | None = None
+    environment: str | None = None
 
     @classmethod
     def of(cls, item: Evidence) -> EvidenceDetail:
@@ -43,11 +44,13 @@ class EvidenceDetail(Record):
         failing = detail.get("failing")
         why = detail.get("why_not_counted")
         tail = detail.get("output_tail")
+        lack = detail.get("environment")
         return cls(
             label if isinstance(label, str) else f"{item.check_type} {item.target}",
             tuple(map(str, failing)) if isinstance(failing, list) else (),
             why if isinstance(why, str) else None,
             tail if isinstance(tail, str) else None,
+            lack if isinstance(lack, str) and item.verifier.kind == "absent" else None,
         )
 
 
@@ -116,6 +119,7 @@ def stop_facts(
         "ok": ok,
         "findings": None if ok else findings(claim),
         "command": _checks(claim),
+        "unavailable": None if ok else unavailable(claim),
     }
     if not ok and history.failed_in_a_row >= 1:
         # A first failure reads as "fails after your change"; from the second, as a streak.
@@ -150,6 +154,17 @@ def findings(claim: Claim) -> str:
     ]
     text = "; ".join(p for p in parts if p) or (claim.verdict.reason or "the claim is not verified")
     return text if len(text) <= MAX_FINDINGS_CHARS else text[: MAX_FINDINGS_CHARS - 3] + "..."
+
+
+def unavailable(claim: Claim) -> str | None:
+    """What the environment lacks, when that alone kept the claim from verifying: every check
+    that did not match is one that could not run for it (None otherwise)."""
+    assert claim.verdict is not None
+    unmatched = [claim.evidence[f.index] for f in claim.verdict.evidence if f.outcome != "match"]
+    lacks = [EvidenceDetail.of(item).environment for item in unmatched]
+    if not lacks or None in lacks:
+        return None
+    return "; ".join(dict.fromkeys(lack for lack in lacks if lack))
 
 
 def _finding(item: Evidence) -> str:

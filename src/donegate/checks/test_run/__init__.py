@@ -31,7 +31,7 @@ from donegate.checks.base import CheckContext, CheckSettings, Observation, Posit
 from donegate.checks.runners import _outcomes
 from donegate.checks.runners._nodeid import NodeId, NodeIdError
 from donegate.checks.runners._outcomes import Outcomes
-from donegate.checks.test_run import _integrity, _mustpass
+from donegate.checks.test_run import _environment, _integrity, _mustpass
 from donegate.sealed import _launch
 from donegate.sealed._launch import Launch, Place, Refusal, Reports, Started
 from donegate.sealed._process import RunResult
@@ -166,7 +166,7 @@ class TestRun:
         if context.on_spawn is not None:
             _announce(started, context.on_spawn)
         run, reports = started.finish()
-        return _judge(settings, run, reports, context)
+        return _environment_said(_judge(settings, run, reports, context), settings, context)
 
 
 TEST_RUN = TestRun()
@@ -198,6 +198,25 @@ def _announce(started: Started, on_spawn: Callable[[], None]) -> None:
     except BaseException:
         started.close()
         raise
+
+
+def _environment_said(
+    observation: Observation, settings: TestRunSettings, context: CheckContext
+) -> Observation:
+    """A run that did not count, said as the environment's want when that is its cause, with
+    ``environment`` in its detail (the gate then lets the stop go unverified and tells the
+    person: sending the agent back would change nothing)."""
+    if observation.observed is not None or isinstance(settings.command, str):
+        return observation
+    project = (context.base_dir, context.run_dir)
+    lack = _environment.missing(settings.command, settings.env, project, settings.is_pytest())
+    if lack is None:
+        return observation
+    if lack.in_project:  # the agent's tree, which it can restore: told to the agent
+        return Observation.absent(
+            f"{lack.words} (in the project: restore it)", **observation.detail
+        )
+    return Observation.absent(lack.words, **{**observation.detail, "environment": lack.words})
 
 
 def _judge(
