@@ -50,6 +50,7 @@ def on_start(event: HookEvent, state_dir: Path) -> None:
         space.baseline()
         if event.prompt:
             space.remember_prompt(event.prompt)
+            space.open_turn()
 
 
 def on_tool_use(event: HookEvent, state_dir: Path) -> None:

@@ -10,6 +10,7 @@ Everything lives outside the agent's working tree (:mod:`donegate.statedir`)::
     workspaces/<workspace>/config.accepted.json        the last donegate.toml a person accepted
     workspaces/<workspace>/seen/<host>.json            each host's last hook call (doctor)
     workspaces/<workspace>/sessions/<session>/...      baseline, verified snapshot, journal, pin
+    workspaces/<workspace>/sessions/<session>/turn     present while an agent's turn is open
     quarantine/<name>.<time>                           damaged state files, moved aside
 
 Session ids are host-chosen text: :func:`~donegate.workspace.state.session_dir` maps one to a
@@ -63,6 +64,9 @@ class Layout(Record):
 
     def session(self, root: Path, session_id: str) -> Path:
         return session_dir(self.state_dir, root, session_id)
+
+    def turn(self, root: Path, session_id: str) -> Path:
+        return self.session(root, session_id) / "turn"
 
     def config_pin(self, root: Path, session_id: str) -> Path:
         return self.session(root, session_id) / "config.json"

@@ -112,6 +112,7 @@ def _rest(
         return _unchecked(receipts, receipt_id, notes)
     writes = space.writes(settings)  # 6
     if _refused_unconfined(event, settings, writes):
+        space.close_turn()
         return _unconfined(receipts, receipt_id, notes, writes)
     claim = _verify(event, space, settings, writes)  # 7
     facts = _facts(space, settings, writes, claim)
@@ -122,6 +123,8 @@ def _rest(
         if event.confinement is None and settings.on_unverified != "record":
             notes.append(_UNCONFINED_NOTE)
     told = answer.answer_for(decision, settings.on_unverified, writes, [*notes, *receipts.notes])
+    if told.decision == "allow":
+        space.close_turn()
     signed = _signed(claim, space)
     return _close(receipts, receipt_id, event, told, decision, signed, writes, settings)  # 9
 

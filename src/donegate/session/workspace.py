@@ -322,16 +322,33 @@ class Workspace:
     def baseline(self) -> Snapshot:
         """The session's baseline, the tree as it is now if it has none yet.
 
-        What changed since any session last looked was changed while no agent worked here:
-        it is taken as the person's (accepted), and so never counts as an agent's write.
+        What changed since any session last looked, while this session's agent was not at work,
+        was changed by the person: it is taken as theirs (accepted), and so never counts as an
+        agent's write. While the agent's turn is open (a prompt came, and no stop let the agent
+        go since: the person interrupted it, or its background work runs on), what changed is
+        the agent's, and the next stop judges it.
         """
         with locked(self.layout.workspace_lock(self.root)):
             previous = self.state.last_observed()
             base = self.state.ensure_baseline()
             now = self.state.snapshot() if previous is not None else None
-            if previous is not None and now is not None:
+            if previous is not None and now is not None and not self.turn_open():
                 self._accept_person_changes(previous, now)
         return base
+
+    def turn_open(self) -> bool:
+        """Whether the agent's turn is open: a prompt came and no stop has let the agent go."""
+        return self.layout.turn(self.root, self.event.session_id).exists()
+
+    def open_turn(self) -> None:
+        """A person's prompt: the agent is at work until a stop lets it go."""
+        path = self.layout.turn(self.root, self.event.session_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+
+    def close_turn(self) -> None:
+        """A stop let the agent go, with no work of its running on."""
+        self.layout.turn(self.root, self.event.session_id).unlink(missing_ok=True)
 
     def _accept_person_changes(self, previous: Snapshot, now: Snapshot) -> None:
         changed = _contents_of_writes(diff(previous, now))
