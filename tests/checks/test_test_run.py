@@ -346,7 +346,8 @@ def test_a_wrapper_that_drops_the_witness_does_not_count(tmp_path: Path) -> None
 
 def test_missing_runner_is_absent(tmp_path: Path) -> None:
     done = collect_one(check('["donegate-no-such-runner-xyz"]'), tmp_path, "src/a.py")
-    assert "runner not found" in str(detail(only(done))["why_not_counted"])
+    why = str(detail(only(done))["why_not_counted"])
+    assert "program 'donegate-no-such-runner-xyz' is not installed" in why
     assert state(done) == "unverified"
 
 

@@ -89,7 +89,9 @@ def test_absent_check_is_unverified_and_says_why(
     path = config(tmp_path, "pass").with_name("donegate.toml")
     path.write_text(path.read_text().replace(PY, '"donegate-no-such-runner"'))
     assert main(flags(path)) == ExitCode.UNVERIFIED
-    assert "why: runner not found" in capsys.readouterr().err
+    assert "why: the test command's program 'donegate-no-such-runner' is not installed" in (
+        capsys.readouterr().err
+    )
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,11 @@ SLEEPER = [PY, "-c", "import time; time.sleep(30)"]
 NO_TESTS = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
 
 CASES = {
-    "missing_runner": (["no-such-runner", "--all"], "", "runner not found: 'no-such-runner'"),
+    "missing_runner": (
+        ["no-such-runner", "--all"],
+        "",
+        "the test command's program 'no-such-runner' is not installed",
+    ),
     "deadline": (SLEEPER, "timeout_s = 0.5\n", "timed out after 0.5 s"),
     "nothing_ran": (NO_TESTS, "", "no tests collected (pytest exit 5): no test ran"),
 }
