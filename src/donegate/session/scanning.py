@@ -53,6 +53,35 @@ def scan(space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]
     return scan_writes(files, literals, table, is_test, entry_points(space))
 
 
+# Code an interpreter loads that no one can read: bytecode without its source (found before a
+# .py is missing), an extension module (found before the .py beside it).
+_COMPILED = (".pyc", ".pyo", ".so", ".pyd")
+# Where an installer puts compiled code: a package installed in the session is the environment's
+# change, digested as such, not code written in the tree.
+_INSTALLED = ("__pycache__/", "site-packages/", "dist-packages/", "node_modules/")
+
+
+def compiled(writes: Sequence[ClassifiedWrite]) -> list[Finding]:
+    """A blocking finding for each file of compiled code written in the session: a run over
+    code that no one can read, the scan included, does not count."""
+    from donegate.scan import Finding
+
+    return [
+        Finding(
+            w.write.path,
+            0,
+            "compiled-code",
+            "compiled code written in this session (bytecode without its source, or an "
+            "extension module): the test run would load it, and no one can read what it does",
+            blocking=True,
+        )
+        for w in writes
+        if w.write.new_digest
+        and w.write.path.endswith(_COMPILED)
+        and not any(part in f"/{w.write.path}" for part in (f"/{p}" for p in _INSTALLED))
+    ]
+
+
 def entry_points(space: Workspace) -> tuple[str, ...]:
     """The ``module:function`` of each script the project declares (``[project.scripts]``,
     ``[project.gui-scripts]``): an exit there is a program's, not code fitted to a judge."""
