@@ -124,7 +124,8 @@ def test_added_and_deleted_code_is_source() -> None:
         ("conftest.py", "test"),
         ("README.md", "doc"),
         ("docs/guide.rst", "doc"),
-        ("NOTES.txt", "doc"),
+        ("NOTES.txt", "source"),  # plain text: a program may read it as data
+        ("LICENSE", "doc"),
         ("pyproject.toml", "config"),
         ("setup.cfg", "config"),
         (".github/workflows/ci.yml", "config"),
