@@ -165,3 +165,18 @@ def test_what_could_redraw_the_terminal_is_shown_as_its_escape(tmp_path: Path) -
     assert "\u202e" not in done.stdout
     assert "+assert True\\x1b[1A\\x1b[2K\n" in done.stdout
     assert "+x = 'a\\u202eb'\n" in done.stdout
+
+
+def test_a_file_name_that_could_redraw_the_terminal_is_shown_as_its_escape(
+    tmp_path: Path,
+) -> None:
+    # The name is the agent's text too: an escape sequence in it could erase the prompt's line.
+    repo = make_repo(tmp_path)
+    name = "tests/test_\x1b[2K\u202ezip.py"
+    (repo / name).write_text("assert True\n")
+    done = accept(repo, tmp_path / "state", name)
+    assert done.returncode == 0, done.stderr
+    for stream in (done.stdout, done.stderr):
+        assert "\x1b" not in stream
+        assert "\u202e" not in stream
+    assert "tests/test_\\x1b[2K\\u202ezip.py" in done.stderr

@@ -33,7 +33,7 @@ def accept(paths: tuple[str, ...], yes: bool, state_dir: Path | None) -> int:
     Accepting is a person's act: run from an agent's tool call it refuses, and an acceptance the
     agent made anyway is withdrawn at its next stop.
     """
-    from donegate.session.accept import Acceptance, agent_shell
+    from donegate.session.accept import Acceptance, agent_shell, visible
     from donegate.session.workspace import person
 
     shell = agent_shell()
@@ -48,7 +48,7 @@ def accept(paths: tuple[str, ...], yes: bool, state_dir: Path | None) -> int:
     found = acceptance.candidates(paths)
     for item in found:
         if item.refused:
-            click.echo(f"donegate accept: refused {item.path}: {item.refused}", err=True)
+            click.echo(f"donegate accept: refused {visible(item.path)}: {item.refused}", err=True)
     chosen = [item for item in found if not item.refused]
     # A path that could not be accepted is an input rejected (4), whatever became of the others.
     done = ExitCode.INVALID_INPUT if len(chosen) < len(found) else ExitCode.OK
@@ -58,7 +58,7 @@ def accept(paths: tuple[str, ...], yes: bool, state_dir: Path | None) -> int:
         return done
     for item in chosen:
         sys.stdout.write(item.diff)
-    names = ", ".join(item.path for item in chosen)
+    names = ", ".join(visible(item.path) for item in chosen)
     if not yes and not click.confirm(f"Accept {names}?", default=False, err=True):
         click.echo("donegate accept: nothing accepted.", err=True)
         return ExitCode.USAGE

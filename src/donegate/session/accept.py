@@ -194,14 +194,14 @@ def _read_capped(fd: int, size: int) -> bytes:
 
 def _diff(path: str, before: bytes | None, now: bytes | None) -> str:
     (old, old_cut), (new, new_cut) = _compared(before), _compared(now)
-    label_old = f"a/{path} (HEAD)" if before is not None else "/dev/null"
-    label_new = f"b/{path} (now)" if now is not None else "/dev/null (deleted)"
+    label_old = f"a/{visible(path)} (HEAD)" if before is not None else "/dev/null"
+    label_new = f"b/{visible(path)} (now)" if now is not None else "/dev/null (deleted)"
     lines = list(difflib.unified_diff(old, new, label_old, label_new))
     if len(lines) > MAX_DIFF_LINES:
         lines = [*lines[:MAX_DIFF_LINES], f"... {len(lines) - MAX_DIFF_LINES} more lines\n"]
     if old_cut or new_cut:
         lines.append(f"... only the first {MAX_DIFF_BYTES:,} bytes of each side were compared\n")
-    return "".join(map(_shown, lines)) or f"(no difference from HEAD in {path})\n"
+    return "".join(map(_shown, lines)) or f"(no difference from HEAD in {visible(path)})\n"
 
 
 def _compared(content: bytes | None) -> tuple[list[str], bool]:
@@ -225,6 +225,11 @@ def _shown(line: str) -> str:
 # sequence erasing the lines above, a backspace, text reordered by a bidi control), written as
 # its escape instead. Tabs and line ends print as themselves.
 _CONTROLS = [*range(0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-_VISIBLE = {
-    c: f"\\u{c:04x}" if c > 0xFF else f"\\x{c:02x}" for c in _CONTROLS if chr(c) not in "\t\n\r"
-}
+_ESCAPES = {c: f"\\u{c:04x}" if c > 0xFF else f"\\x{c:02x}" for c in _CONTROLS}
+_VISIBLE = {c: text for c, text in _ESCAPES.items() if chr(c) not in "\t\n\r"}
+
+
+def visible(name: str) -> str:
+    """A path as printed to the person: every control written as its escape, line ends too (a
+    file name is the agent's text, and may hold what redraws a terminal)."""
+    return name.translate(_ESCAPES)
