@@ -206,3 +206,22 @@ def test_a_stop_killed_before_it_took_the_sessions_lock_is_reported_interrupted(
     assert reasons[0] == "interrupted"
     assert "pending" not in reasons
     assert list((state / "locks" / "stops").iterdir()) == []  # the dead stop's lock is gone too
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex", "gemini-cli", "copilot", "cursor"])
+def test_a_hook_started_with_its_input_closed_says_so(tmp_path: Path, host: str) -> None:
+    env = {**os.environ, "DONEGATE_STATE_DIR": str(tmp_path / "state")}
+    done = subprocess.run(
+        [sys.executable, "-m", "donegate", "hook", host],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+        preexec_fn=lambda: os.close(0),
+    )
+    assert done.returncode == 0
+    assert "standard input is closed" in done.stdout + done.stderr
+    assert "AttributeError" not in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr

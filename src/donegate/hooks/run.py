@@ -63,6 +63,8 @@ def _say(text: str) -> None:
 
 
 def _payload() -> object:
+    if sys.stdin is None:  # the host started the hook with its standard input closed
+        raise InvalidInput("standard input is closed: the host sent no payload")
     data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
     if len(data) > MAX_PAYLOAD_BYTES:
         raise InvalidInput(f"payload larger than {MAX_PAYLOAD_BYTES} bytes")
