@@ -249,8 +249,17 @@ class Workspace:
         with locked(self.layout.workspace_lock(self.root)):
             record = self.authorship()
             self._refuse_agent_acceptance(record)
-            kept = [w for w in writes if not record.is_accepted(w.write.path, w.write.new_digest)]
             before = (len(record.agent), len(record.accepted))
+            for w in writes:
+                if self._metadata_only(w, record):
+                    record.accept(
+                        w.write.path,
+                        w.write.new_digest,
+                        how="metadata_only",
+                        by="donegate",
+                        at=rfc3339(utc_now()),
+                    )
+            kept = [w for w in writes if not record.is_accepted(w.write.path, w.write.new_digest)]
             new = [c for c in _contents(kept) if not record.agent_wrote(*c)]
             record.record_agent(new, self.event.session_id, rfc3339(utc_now()))
             if new or before != (len(record.agent), len(record.accepted)) or self._revoked:
@@ -359,6 +368,28 @@ class Workspace:
         for path, digest in changed:
             record.accept(path, digest, how="between_turns", by=by, at=at)
         record.save(self.layout.authorship(self.root))
+
+    def _metadata_only(self, w: ClassifiedWrite, record: Authorship) -> bool:
+        """Whether ``w`` changed only the metadata of a pyproject.toml whose content before was
+        the person's (a text the agent wrote and no one accepted proves nothing)."""
+        write = w.write
+        if write.path.rpartition("/")[2] != "pyproject.toml" or write.change != "modified":
+            return False
+        if write.new_digest is None or record.is_tainted(write.path, write.old_digest):
+            return False
+        old = self.state.blobs.text(write.old_digest)
+        try:  # the bytes the snapshot hashed, not what the file may hold since
+            data = read_capped(self.root / write.path, TEXT_LIMIT)
+        except (OSError, NotRegular):
+            return False
+        if old is None or data is None or self.digest(data) != write.new_digest:
+            return False
+        from donegate.session import metadata  # tomllib: only for a pyproject.toml written
+
+        try:
+            return metadata.metadata_only(old, data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return False
 
     def reported(self) -> list[Reported]:
         """What the host's tool hooks reported since the writes being verified began."""
