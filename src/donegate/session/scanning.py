@@ -7,6 +7,7 @@ verdict); the agent is told file, line and construct. Non-blocking ones (``fitte
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Sequence
@@ -80,6 +81,33 @@ def compiled(writes: Sequence[ClassifiedWrite]) -> list[Finding]:
         and w.write.path.endswith(_COMPILED)
         and not any(part in f"/{w.write.path}" for part in (f"/{p}" for p in _INSTALLED))
     ]
+
+
+# Settings files a host writes itself (a person allowing a tool), which can also switch every
+# hook off: judged by what they say, not by their path.
+_LOCAL_SETTINGS = (".claude/settings.local.json",)
+
+
+def hooks_off(space: Workspace, writes: Sequence[ClassifiedWrite]) -> list[Finding]:
+    """A blocking finding for a host's local settings written to switch its hooks off: from then
+    on no stop would reach donegate at all."""
+    from donegate.scan import Finding
+
+    found = []
+    for w in writes:
+        if w.write.new_digest and w.write.path in _LOCAL_SETTINGS and _disables(space, w):
+            message = "sets disableAllHooks: no stop of this host would reach donegate again"
+            found.append(Finding(w.write.path, 0, "hooks-off", message, blocking=True))
+    return found
+
+
+def _disables(space: Workspace, w: ClassifiedWrite) -> bool:
+    text = _text(space, w.write.path, MAX_TEST_FILE_BYTES)
+    try:
+        settings = json.loads(text) if text is not None else None
+    except ValueError:
+        return False
+    return isinstance(settings, dict) and settings.get("disableAllHooks") not in (None, False)
 
 
 def entry_points(space: Workspace) -> tuple[str, ...]:
