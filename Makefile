@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The agent hosts the conformance tests run for real (tests/hosts), from the npm registry, pinned.
+HOSTS := .hosts
+HOST_PACKAGES := @anthropic-ai/claude-code@2.1.197
 
-.PHONY: demo test lint typecheck unit schema bench clean
+.PHONY: demo test lint typecheck unit hosts schema bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +30,17 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# A host that cannot be installed here is said once; its tests are skipped, saying why.
+hosts: $(HOSTS)/.installed
+
+$(HOSTS)/.installed: Makefile
+	@mkdir -p $(HOSTS)
+	@npm install --prefix $(HOSTS) --no-audit --no-fund --silent $(HOST_PACKAGES) \
+		&& touch $@ \
+		|| echo "make: could not install $(HOST_PACKAGES); tests/hosts will be skipped" >&2
+
 # Two workers, a test file each at a time: most tests wait on real subprocesses and servers.
-unit: $(STAMP)
+unit: $(STAMP) hosts
 	$(BIN)/pytest -q -n 2 --dist loadfile
 
 # Regenerate the checked-in JSON Schema from the wire models (a test fails when they drift).
@@ -45,4 +57,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/sealed_run.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) $(HOSTS) .mypy_cache .ruff_cache .pytest_cache .hypothesis

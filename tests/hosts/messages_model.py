@@ -1,0 +1,100 @@
+"""A scripted model behind Anthropic's Messages API, streamed, on loopback: what a real host
+program talks to in the conformance tests, in place of a real model.
+
+The script is a function of the conversation so far (the request's ``messages``); it answers
+with text or one tool call. Requests without tools (titles, summaries) get a plain "ok". Every
+request is kept, so a test can check what reached the model.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+# One answer: ("text", words) or ("tool", name, input).
+Answer = tuple[Any, ...]
+Script = Callable[[list[dict[str, Any]]], Answer]
+
+
+class Model:
+    """The server's state: its script and every request it was sent."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.requests: list[dict[str, Any]] = []
+        self.calls = 0
+
+    def seen(self, text: str) -> bool:
+        """Whether ``text`` reached the model in any request's messages."""
+        return any(text in json.dumps(r.get("messages", [])) for r in self.requests)
+
+
+def _events(answer: Answer, model: str, call: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    usage = {"input_tokens": 10, "output_tokens": 1}
+    message = {"id": f"msg_{call}", "type": "message", "role": "assistant", "model": model}
+    start: dict[str, Any] = {**message, "content": [], "stop_reason": None, "usage": usage}
+    yield "message_start", {"type": "message_start", "message": start}
+    if answer[0] == "text":
+        block: dict[str, Any] = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": answer[1]}
+        stop = "end_turn"
+    else:
+        block = {"type": "tool_use", "id": f"toolu_{call}", "name": answer[1], "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(answer[2])}
+        stop = "tool_use"
+    yield "content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}
+    yield "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+    yield "content_block_stop", {"type": "content_block_stop", "index": 0}
+    end = {"stop_reason": stop, "stop_sequence": None}
+    yield "message_delta", {"type": "message_delta", "delta": end, "usage": {"output_tokens": 5}}
+    yield "message_stop", {"type": "message_stop"}
+
+
+def _handler(model: Model) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if "count_tokens" in self.path:
+                self._json({"input_tokens": 10})
+                return
+            model.requests.append(body)
+            model.calls += 1
+            answer = model.script(body["messages"]) if body.get("tools") else ("text", "ok")
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            for name, data in _events(answer, body.get("model", "claude"), model.calls):
+                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+
+        def _json(self, data: dict[str, Any]) -> None:
+            out = json.dumps(data).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+    return Handler
+
+
+@contextmanager
+def serving(script: Script) -> Iterator[tuple[Model, str]]:
+    """The model and its base URL, for as long as the block runs."""
+    model = Model(script)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield model, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
