@@ -48,14 +48,16 @@ def scan_writes(
     settings: ScanSettings,
     is_test: Callable[[str], bool],
     entry_points: Collection[str] = (),
+    data: Callable[[], Iterable[WrittenFile]] = tuple,
 ) -> list[Finding]:
     """The findings of the session's new constructs in the ``.py`` files of ``files`` (and in
-    its other files, when written code loads text as code).
+    its other files, and those ``data`` gives, when written code loads text as code).
 
     ``test_literals`` holds the workspace's test files' literals (:class:`TestLiterals`, which
     also knows the tests' cases, or :func:`test_literals_of`); ``is_test`` tells test files
     (and conftests) from source, given a workspace-relative ``/``-separated path;
-    ``entry_points`` names the functions of ``[project.scripts]`` (``main`` always counts).
+    ``entry_points`` names the functions of ``[project.scripts]`` (``main`` always counts);
+    ``data`` reads the session's other written files, only once written code runs text.
     """
     session = _Session([f for f in files if f.path.endswith(".py")])
     session.entry_points = frozenset({"main", *(e.rpartition(":")[2] for e in entry_points)})
@@ -65,7 +67,7 @@ def scan_writes(
             test_file = is_test(file.path)
             findings.extend(_scan(file, session, test_literals, settings, test_file))
     if any(f.construct == "dynamic-code" for f in findings):
-        for file in _code_as_data(files):
+        for file in _code_as_data([*files, *data()]):
             findings.extend(_scan(file, session, test_literals, settings, is_test(file.path)))
     return findings
 

@@ -42,16 +42,18 @@ def scan(space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]
     def is_test(path: str) -> bool:
         return matches_any(path, settings.rules.test_globs)
 
+    def data() -> list[WrittenFile]:  # read only once written code runs text as code
+        others = [w for w in written if not w.write.path.endswith(".py")]
+        return [
+            WrittenFile(w.write.path, _old(space, w), _text(space, w.write.path, MAX_DATA_BYTES))
+            for w in others
+        ]
+
     files = [WrittenFile(w.write.path, _old(space, w), _text(space, w.write.path)) for w in python]
-    files += [
-        WrittenFile(w.write.path, _old(space, w), _text(space, w.write.path, MAX_DATA_BYTES))
-        for w in written
-        if not w.write.path.endswith(".py")
-    ]
     tests = (p for p in space.current.entries if p.endswith(".py") and is_test(p))
     literals = TestLiterals(t for p in tests if (t := _text(space, p, MAX_TEST_FILE_BYTES)))
     table = parse_scan_table(settings.scan_table)
-    return scan_writes(files, literals, table, is_test, entry_points(space))
+    return scan_writes(files, literals, table, is_test, entry_points(space), data)
 
 
 # Code an interpreter loads that no one can read: bytecode without its source (found before a
@@ -79,7 +81,7 @@ def compiled(writes: Sequence[ClassifiedWrite]) -> list[Finding]:
         for w in writes
         if w.write.new_digest
         and w.write.path.endswith(_COMPILED)
-        and not any(part in f"/{w.write.path}" for part in (f"/{p}" for p in _INSTALLED))
+        and not any(f"/{place}" in f"/{w.write.path}" for place in _INSTALLED)
     ]
 
 

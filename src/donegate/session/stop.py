@@ -34,6 +34,11 @@ _UNCONFINED_NOTE = (
     "state), so this verdict does not exclude tampering by the agent; `donegate init HOST` "
     "configures the host's sandbox and `donegate doctor` checks it."
 )
+_REFUSED_UNCONFINED = (
+    "donegate: this stop is NOT verified: the agent's commands ran unconfined, and "
+    "[gate] require_confined = true. `donegate init HOST` configures the host's sandbox; "
+    "`donegate doctor` checks it."
+)
 FAILED = "donegate_error"
 
 
@@ -109,11 +114,21 @@ def _rest(
     if judge_exposed:  # nothing donegate could check would tell: the person must move it
         notes.append(judge_exposed)
     if event.background_tasks:  # 5
-        return _unchecked(receipts, receipt_id, notes)
+        said = "donegate: background tasks are still running; this stop was not checked."
+        return _let_go(receipts, receipt_id, said, notes, verdict="none", reason=BACKGROUND)
     writes = space.writes(settings)  # 6
     if _refused_unconfined(event, settings, writes):
+        # Not sent back: the agent cannot confine itself, and sending it back changes nothing.
         space.close_turn()
-        return _unconfined(receipts, receipt_id, notes, writes)
+        return _let_go(
+            receipts,
+            receipt_id,
+            _REFUSED_UNCONFINED,
+            notes,
+            verdict="unverified",
+            reason=UNCONFINED,
+            writes=writes,
+        )
     claim = _verify(event, space, settings, writes)  # 7
     facts = _facts(space, settings, writes, claim)
     judged = _judged(space, settings, writes)
@@ -240,16 +255,24 @@ def _record_failure(receipts: Receipts, receipt_id: int, exc: Exception) -> int 
         return None
 
 
-def _unchecked(receipts: Receipts, receipt_id: int, notes: list[str]) -> StopResult:
-    notice = " ".join(
-        ["donegate: background tasks are still running; this stop was not checked.", *notes]
-    )
-    told = HookAnswer.allow(notice)
-    doc = _decision_doc(receipts.event, told, None, None, ())
+def _let_go(
+    receipts: Receipts,
+    receipt_id: int,
+    said: str,
+    notes: list[str],
+    *,
+    verdict: str,
+    reason: str,
+    writes: Sequence[ClassifiedWrite] = (),
+) -> StopResult:
+    """A stop let go without checks: the person is told ``said`` (and ``notes``), the receipt
+    closed with ``verdict`` and ``reason``."""
+    told = HookAnswer.allow(" ".join([said, *notes]))
+    doc = _decision_doc(receipts.event, told, None, None, writes)
     rid = receipts.close(
-        receipt_id, verdict="none", blocked=False, reason=BACKGROUND, claim={}, decision_doc=doc
+        receipt_id, verdict=verdict, blocked=False, reason=reason, claim={}, decision_doc=doc
     )
-    return StopResult(told, None, "none", rid, {})
+    return StopResult(told, None, verdict, rid, {})
 
 
 def _refused_unconfined(
@@ -260,31 +283,6 @@ def _refused_unconfined(
     if event.confinement is not None or not settings.gate.require_confined:
         return False
     return any(reading.gate_kind(w) == "source" for w in writes)
-
-
-def _unconfined(
-    receipts: Receipts, receipt_id: int, notes: list[str], writes: Sequence[ClassifiedWrite]
-) -> StopResult:
-    # Not sent back: the agent cannot confine itself, and sending it back would change nothing.
-    notice = " ".join(
-        [
-            "donegate: this stop is NOT verified: the agent's commands ran unconfined, and "
-            "[gate] require_confined = true. `donegate init HOST` configures the host's "
-            "sandbox; `donegate doctor` checks it.",
-            *notes,
-        ]
-    )
-    told = HookAnswer.allow(notice)
-    doc = _decision_doc(receipts.event, told, None, None, writes)
-    rid = receipts.close(
-        receipt_id,
-        verdict="unverified",
-        blocked=False,
-        reason=UNCONFINED,
-        claim={},
-        decision_doc=doc,
-    )
-    return StopResult(told, None, "unverified", rid, {})
 
 
 def _signed(claim: Claim | None, space: Workspace) -> Signed:
