@@ -223,3 +223,51 @@ def test_init_says_whether_the_agent_is_now_confined_and_warns_of_a_reachable_st
     codex = init(repo, "codex", env_for(home, state)).stderr
     assert "codex: the agent is not known to be confined" in codex  # the project is not trusted
     assert "trust the project, run /hooks" in codex
+
+
+def test_sandbox_settings_written_in_the_session_do_not_count_as_confinement(
+    tmp_path: Path, home: Path, state: Path
+) -> None:
+    """The attack: an unconfined agent writes Claude Code's sandbox keys into the project's
+    local settings, which the host reads only when it starts; read at the stop, they would say
+    confined, and `require_confined` would let its stop verify."""
+    repo = project.create(tmp_path / "repo")
+    config = repo / "donegate.toml"
+    config.write_text(config.read_text().replace("[gate]\n", "[gate]\nrequire_confined = true\n"))
+    project.git(repo, "commit", "-qam", "require confinement")
+    env = env_for(home, state)
+    run_hook(payload("SessionStart", "s1", repo, source="startup"), state, env=env)
+    run_hook(payload("UserPromptSubmit", "s1", repo, prompt="fix it"), state, env=env)
+    local = repo / ".claude" / "settings.local.json"
+    local.parent.mkdir(exist_ok=True)
+    sandbox = {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False}
+    local.write_text(json.dumps({"sandbox": sandbox}))
+    assert confinement("claude-code", repo, env, state_dir=state) == CLAUDE  # what it would say
+    (repo / "zipcode.py").write_text(FIXED)
+    done = run_hook(payload("Stop", "s1", repo, last_assistant_message="Fixed."), state, env=env)
+    assert done.exit_code == 0, done.stderr
+    with Ledger(state) as ledger:
+        receipt = ledger.recent(1)[0]
+    assert (receipt.verdict, receipt.reason) == ("unverified", "unconfined")
+    assert "sandbox settings, changed in this session" in done.answer["systemMessage"]
+
+
+def test_a_permission_the_host_records_mid_session_keeps_the_agent_confined(
+    tmp_path: Path, home: Path, state: Path
+) -> None:
+    """The control: Claude Code itself writes settings.local.json when a person allows a tool;
+    its sandbox keys unchanged, the agent is still confined."""
+    repo = project.create(tmp_path / "repo")
+    env = env_for(home, state)
+    init(repo, "claude-code", env)
+    project.git(repo, "add", "-A")
+    project.git(repo, "commit", "-qm", "donegate")
+    run_hook(payload("SessionStart", "s1", repo, source="startup"), state, env=env)
+    local = repo / ".claude" / "settings.local.json"
+    local.write_text(json.dumps({"permissions": {"allow": ["Bash(pytest:*)"]}}))
+    (repo / "zipcode.py").write_text(FIXED)
+    done = run_hook(payload("Stop", "s1", repo, last_assistant_message="Fixed."), state, env=env)
+    assert done.exit_code == 0, done.stderr
+    with Ledger(state) as ledger:
+        receipt = ledger.recent(1)[0]
+    assert receipt.decision_doc["confinement"] == {"confined": True, "by": CLAUDE}

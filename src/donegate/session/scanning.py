@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -112,9 +111,50 @@ def _disables(space: Workspace, w: ClassifiedWrite) -> bool:
     return isinstance(settings, dict) and settings.get("disableAllHooks") not in (None, False)
 
 
+# The project's files a host reads its sandbox from when it starts (hooks/confinement.py reads
+# them at each stop): the host's settings, each with the part of it that configures the sandbox
+# (None: the whole file).
+SANDBOX_SETTINGS: dict[str, str | None] = {
+    ".claude/settings.json": "sandbox",
+    ".claude/settings.local.json": "sandbox",
+    ".codex/config.toml": None,
+    ".gemini/settings.json": None,
+}
+
+
+def sandbox_rewritten(space: Workspace, writes: Sequence[ClassifiedWrite]) -> list[str]:
+    """The host sandbox settings the session's writes changed. A host reads them when it
+    starts: written during the session, they say nothing of the sandbox the agent ran in, and
+    an unconfined agent could write them to be counted as confined."""
+    changed = []
+    for w in writes:
+        if w.write.path not in SANDBOX_SETTINGS:
+            continue
+        part = SANDBOX_SETTINGS[w.write.path]
+        old = _old(space, w) if w.write.old_digest else None
+        new = _text(space, w.write.path, MAX_TEST_FILE_BYTES) if w.write.new_digest else None
+        if part is None or _part(old, part) != _part(new, part):
+            changed.append(w.write.path)
+    return changed
+
+
+def _part(text: str | None, key: str) -> object:
+    """The ``key`` member of a JSON object's text (None: no text); the text itself when it is
+    not such an object, so that a change to it reads as a change."""
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    return data.get(key) if isinstance(data, dict) else text
+
+
 def entry_points(space: Workspace) -> tuple[str, ...]:
     """The ``module:function`` of each script the project declares (``[project.scripts]``,
     ``[project.gui-scripts]``): an exit there is a program's, not code fitted to a judge."""
+    import tomllib  # only for a stop that scans Python
+
     try:
         data = read_capped(str(space.root / "pyproject.toml"), MAX_TEST_FILE_BYTES)
         project = tomllib.loads(data.decode("utf-8")).get("project", {}) if data else {}

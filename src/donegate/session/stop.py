@@ -117,6 +117,7 @@ def _rest(
         said = "donegate: background tasks are still running; this stop was not checked."
         return _let_go(receipts, receipt_id, said, notes, verdict="none", reason=BACKGROUND)
     writes = space.writes(settings)  # 6
+    event = _confinement_as_started(event, space, writes, notes)
     if _refused_unconfined(event, settings, writes):
         # Not sent back: the agent cannot confine itself, and sending it back changes nothing.
         space.close_turn()
@@ -273,6 +274,26 @@ def _let_go(
         receipt_id, verdict=verdict, blocked=False, reason=reason, claim={}, decision_doc=doc
     )
     return StopResult(told, None, verdict, rid, {})
+
+
+def _confinement_as_started(
+    event: HookEvent, space: Workspace, writes: Sequence[ClassifiedWrite], notes: list[str]
+) -> HookEvent:
+    """``event``, not confined when the session's writes changed the host's sandbox settings
+    (read at this stop, they say what the next start of the host will do, not what this one
+    did)."""
+    if event.confinement is None or not writes:
+        return event
+    from donegate.session import scanning
+
+    rewritten = scanning.sandbox_rewritten(space, writes)
+    if not rewritten:
+        return event
+    notes.append(
+        f"donegate: {', '.join(rewritten)}, the host's sandbox settings, changed in this "
+        "session; the host read them when it started, so this stop counts as unconfined."
+    )
+    return event._replace(confinement=None)
 
 
 def _refused_unconfined(
