@@ -47,8 +47,8 @@ FLOORS: dict[str, int] = {
     **dict.fromkeys(["rules", "verdict", "bulk", "bulkjobs", "bulkpipe", "enforce"], 2),
     **dict.fromkeys(["signing", "workspace", "scan", "gate", "ledger", "checks", "sealed"], 3),
     **dict.fromkeys(["teamledger", "report", "config", "collect"], 4),
-    "session": 5,
-    "hooks": 6,
+    **dict.fromkeys(["session", "frameworks"], 5),
+    **dict.fromkeys(["hooks", "mcp_server"], 6),
     **dict.fromkeys(["cli", "demo", "__main__", "__init__"], 7),
 }
 
