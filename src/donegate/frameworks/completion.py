@@ -168,6 +168,25 @@ class CompletionGate:
         """The current run: the one begun in this context, else the last one begun."""
         return self._current.get() or self._latest
 
+    @property
+    def max_sendbacks(self) -> int | None:
+        """The most times in a row the current run can be sent back before the team's budgets
+        let it go (None: no budget bounds it, one of them being 0). A framework that counts its
+        own retries should allow at least this many: past its own count a veto is let go as
+        ``blocks_in_a_row_cap_reached``, not verified."""
+        config = self.run.config
+        if config is None:
+            return 0
+        options = _options(config)
+        budgets = [options.max_vetoes, options.max_strict_vetoes]
+        if options.judge is not None:
+            budgets.append(options.judge.max_invocations)
+        total = None if 0 in budgets else sum(budgets)
+        if options.max_blocks_in_a_row > 0:
+            cap = options.max_blocks_in_a_row - 1
+            total = cap if total is None else min(total, cap)
+        return total
+
     def record(self, kind: str, target: str, *, tool: str | None = None) -> None:
         """Record a change the agent made without a wrapped tool (call it once it is made)."""
         self.run.record(kind, target, tool)
