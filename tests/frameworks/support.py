@@ -49,7 +49,9 @@ class Accounts:
             )
 
 
-def readback_config(directory: Path, source: str, gate: str = "max_strict_vetoes = 2") -> Path:
+def readback_config(
+    directory: Path, source: str, gate: str = "max_strict_vetoes = 2", table: str = "accounts"
+) -> Path:
     """The team's file: one readback of the account's address, covering ``accounts/*``."""
     path = directory / "donegate.toml"
     path.write_text(
@@ -63,7 +65,7 @@ def readback_config(directory: Path, source: str, gate: str = "max_strict_vetoes
             name = "account address"
             target = "accounts/{ACCOUNT}"
             source = "{source}"
-            query = "SELECT address FROM accounts WHERE id = :id"
+            query = "SELECT address FROM {table} WHERE id = :id"
             params = {{ id = {ACCOUNT} }}
             expected = {{ address = "{NEW}" }}
             covers = ["accounts/*"]
