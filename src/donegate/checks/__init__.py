@@ -1,11 +1,14 @@
 """Check types: one registry from ``check_type`` to its collector.
 
-The three built-in check types of Completion Claim v0.1 live one module each. A third party adds a
-check type through the ``donegate.checks`` entry point group, naming an object (or a class taking
-no arguments) with the :class:`~donegate.checks.base.Collector` shape::
+The three built-in check types of Completion Claim v0.1 live one module each, beside donegate's
+extension ``x-dom_assertion`` (a page read in a browser; the ``x-`` prefix says it is not v0.1's).
+A collector of an extension names its specification in an ``extension`` attribute (a URI), which
+a collected claim lists under ``extensions``. A third party adds a check type through the
+``donegate.checks`` entry point group, naming an object (or a class taking no arguments) with the
+:class:`~donegate.checks.base.Collector` shape::
 
     [project.entry-points."donegate.checks"]
-    dom_assertion = "mypkg.checks:DomAssertion"
+    x-screen_diff = "mypkg.checks:ScreenDiff"
 
 A plugin cannot replace a built-in check type, and one that fails to load is reported when a
 configuration names it, never silently skipped into a pass.
@@ -43,6 +46,7 @@ BUILTIN: dict[str, str] = {
     "test_run": "donegate.checks.test_run:TEST_RUN",
     "endpoint_health": "donegate.checks.endpoint_health:ENDPOINT_HEALTH",
     "state_readback": "donegate.checks.state_readback:STATE_READBACK",
+    "x-dom_assertion": "donegate.checks.dom_assertion:DOM_ASSERTION",
 }
 
 # check_type -> why its plugin could not be loaded (said when a configuration names it)
