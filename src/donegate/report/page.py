@@ -10,14 +10,16 @@ escapes each value it fills in: a receipt's text cannot become markup, whatever 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from donegate.ledger import Receipt
+from donegate.report import screenshots
 from donegate.report.corrupt import Corrupt, short
 from donegate.report.findings import findings
 from donegate.report.markup import Markup, html, join
+from donegate.report.screenshots import Shot
 from donegate.report.summary import VERDICTS, Group, Summary, mode_of, would_block
 
 MAX_RECEIPT_PAGES = 500
@@ -38,6 +40,7 @@ figcaption{font-size:.9em;color:#333}
 .receipt{display:none;border-top:3px solid #333}
 .receipt:target{display:block}
 .mark-refuted,.mark-unverified{font-weight:bold}
+.screenshot img{max-width:100%;border:1px solid #999}
 """)
 _NAV = [
     ("overview", "Overview"),
@@ -52,9 +55,13 @@ _NAV = [
 
 
 def render(
-    summary: Summary, plots: dict[str, Markup], since: datetime | None, source: str
+    summary: Summary,
+    plots: dict[str, Markup],
+    since: datetime | None,
+    source: str,
+    shots: Mapping[str, Shot] | None = None,
 ) -> Markup:
-    """The whole page."""
+    """The whole page; ``shots`` are the screenshots found for the receipts, by hash."""
     parts = [
         html("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"),
         html("<meta name='viewport' content='width=device-width'>"),
@@ -68,7 +75,7 @@ def render(
         _figure("findings", "Top findings", plots.get("findings"), _findings_table(summary)),
         _groups_section(summary),
         _figure("checks", "Time spent in checks", plots.get("checks"), _checks_table(summary)),
-        _receipts_section(summary.receipts),
+        _receipts_section(summary.receipts, shots or {}),
         _corrupt_section(summary.corrupt),
         html("</main></body></html>"),
     ]
@@ -189,7 +196,7 @@ def _checks_table(summary: Summary) -> Markup:
     return _table(["check", "seconds"], rows)
 
 
-def _receipts_section(receipts: Sequence[Receipt]) -> Markup:
+def _receipts_section(receipts: Sequence[Receipt], shots: Mapping[str, Shot]) -> Markup:
     newest = sorted(receipts, key=lambda r: (r.created_at, r.id), reverse=True)
     shown = newest[:MAX_RECEIPT_PAGES]
     rows = [
@@ -209,7 +216,7 @@ def _receipts_section(receipts: Sequence[Receipt]) -> Markup:
     table = _table(
         ["receipt", "time", "session", "repository", "verdict", "decision", "reason"], rows
     )
-    pages = join(_receipt_page(r) for r in shown)
+    pages = join(_receipt_page(r, shots) for r in shown)
     return html(
         "<section id='receipts'><h2>Receipts</h2>{}{}</section>{}",
         note if more > 0 else "",
@@ -229,7 +236,7 @@ def _corrupt_section(corrupt: Sequence[Corrupt]) -> Markup:
     )
 
 
-def _receipt_page(r: Receipt) -> Markup:
+def _receipt_page(r: Receipt, shots: Mapping[str, Shot]) -> Markup:
     fields = [
         ["session", r.session_id],
         ["time", r.created_at],
@@ -245,12 +252,13 @@ def _receipt_page(r: Receipt) -> Markup:
     return html(
         "<section class='receipt' id='receipt-{id}'><h2>Receipt {id}</h2>"
         "<p><a href='#receipts'>Back to the receipts</a></p>{fields}"
-        "<h3>Findings</h3>{found}<h3>The gate's trace</h3>{trace}"
+        "<h3>Findings</h3>{found}{screenshots}<h3>The gate's trace</h3>{trace}"
         "<h3>Claim document</h3><pre>{claim}</pre>"
         "<h3>Decision document</h3><pre>{decision}</pre></section>",
         id=r.id,
         fields=_table(["field", "value"], fields),
         found=_findings_of(r),
+        screenshots=screenshots.shown(r.claim, shots),
         trace=_trace_of(r),
         claim=_pretty(r.claim),
         decision=_pretty(r.decision_doc),
