@@ -92,7 +92,9 @@ def collect(
     from donegate.verdict import VerifyOptions, verify_claim
 
     first = len(claim.evidence)
-    with_evidence = claim.model_copy(update={"evidence": [*claim.evidence, *collected]})
+    with_evidence = claim.model_copy(
+        update={"evidence": [*claim.evidence, *collected], **_extensions(claim, collected)}
+    )
     options = VerifyOptions(
         policy=config.applied_policy(),
         now=now,
@@ -150,6 +152,26 @@ def collect_evidence(
             for spec in config.checks
         ]
         return [future.result() for future in futures]
+
+
+EXTENSION_PREFIX = "x-"
+"""A check type that is not one of the format's own: its evidence names the extension it uses."""
+
+
+def _extensions(claim: Claim, collected: list[Evidence]) -> dict[str, Any]:
+    """``{"extensions": {check_type: URI}}`` for the extension check types collected here, added
+    to what the claim already lists (donegate's entry wins over one the agent wrote); else
+    nothing, and the claim is left without the field."""
+    used: dict[str, JsonValue] = {}
+    for item in collected:
+        if item.check_type.startswith(EXTENSION_PREFIX):
+            uri = getattr(lookup(item.check_type), "extension", None)
+            if isinstance(uri, str):
+                used[item.check_type] = uri
+    if not used:
+        return {}
+    listed = (claim.model_extra or {}).get("extensions")
+    return {"extensions": {**(listed if isinstance(listed, dict) else {}), **used}}
 
 
 def _in_copy(context: CheckContext, sealed: Sealed) -> CheckContext:
