@@ -99,7 +99,8 @@ def read(
     from playwright.sync_api import Error, sync_playwright
 
     with sync_playwright() as pw:
-        # Playwright's default, no Chromium sandbox: it cannot start in most containers.
+        # Chromium's own sandbox stays off, as Playwright has it by default: it does not start
+        # as root or in most containers. What the page can send is limited by the guard instead.
         browser = _step(
             deadline,
             f"starting the browser {executable}",
@@ -117,6 +118,24 @@ def read(
 def _visit(
     browser: Browser, settings: DomAssertionSettings, deadline: Deadline, guard: Guard
 ) -> Read:
+    page, documents = _guarded_page(browser, settings, guard)
+    status = _load(page, settings, deadline)
+    element = _element(page, settings, deadline)
+    png, why_not = _screenshot(page, deadline)
+    if len(documents) > 1:
+        # What was read may be another document (an error page, where an aborted POST left it).
+        raise Unread(
+            f"the page went on to load another document ({documents[1]}) while it was read: "
+            f"what the browser showed was not {settings.url}"
+        )
+    return Read(element, status, page.url, browser.version, png, why_not)
+
+
+def _guarded_page(
+    browser: Browser, settings: DomAssertionSettings, guard: Guard
+) -> tuple[Page, list[str]]:
+    """A page in a fresh context whose every request passes ``guard``, and the list that
+    records each document its main frame asks for."""
     size = settings.viewport
     context = browser.new_context(
         viewport={"width": size.width, "height": size.height},
@@ -128,6 +147,11 @@ def _visit(
     page = context.new_page()
     documents: list[str] = []
     page.on("request", lambda request: _note_document(page, request, documents))
+    return page, documents
+
+
+def _load(page: Page, settings: DomAssertionSettings, deadline: Deadline) -> int:
+    """Load the page, and wait for ``wait_for``; the main document's status."""
     url = settings.url
     response = _step(
         deadline, f"loading {url}", lambda ms: page.goto(url, wait_until="load", timeout=ms)
@@ -143,15 +167,7 @@ def _visit(
             f"waiting for {settings.wait_for!r}",
             lambda ms: shown.wait_for(state="attached", timeout=ms),
         )
-    element = _element(page, settings, deadline)
-    png, why_not = _screenshot(page, deadline)
-    if len(documents) > 1:
-        # What was read may be another document (an error page, where an aborted POST left it).
-        raise Unread(
-            f"the page went on to load another document ({documents[1]}) while it was read: "
-            f"what the browser showed was not {url}"
-        )
-    return Read(element, response.status, page.url, browser.version, png, why_not)
+    return response.status
 
 
 def _note_document(page: Page, request: Request, documents: list[str]) -> None:
@@ -165,8 +181,8 @@ def _note_document(page: Page, request: Request, documents: list[str]) -> None:
 
 
 def _element(page: Page, settings: DomAssertionSettings, deadline: Deadline) -> Element:
-    # Locators run in Playwright's own script context, where the page's scripts cannot replace
-    # the DOM functions that answer.
+    # Locators run in a script context of Playwright's own (an isolated world), where the
+    # page's scripts cannot replace the DOM functions that answer (tested).
     matches = page.locator(f"css={settings.selector}")
     count = _step(deadline, f"finding {settings.selector!r}", lambda _ms: matches.count())
     if count == 0:
