@@ -4,8 +4,9 @@ changes and the ``x-dom_assertion`` check reads.
 ``/settings`` renders the display name held in the store; a ``POST`` to it (form-encoded
 ``display_name=...``) changes it, as an agent's click on Save would. ``/posting`` is a page whose
 scripts try every way to write on load (fetch, XHR, a beacon, a keepalive fetch, a WebSocket);
-``/submitting`` also submits a form. ``/hang`` never answers; ``/gone`` answers 404. Every request
-is logged, with the wall-clock time it arrived.
+``/submitting`` also submits a form. ``/lying`` shows the stored name while its scripts replace
+the DOM's functions to tell other scripts the new one. ``/hang`` never answers; ``/gone`` answers
+404. Every request is logged, with the wall-clock time it arrived.
 """
 
 from __future__ import annotations
@@ -51,6 +52,15 @@ var xhr = new XMLHttpRequest(); xhr.open("PUT", "/settings"); xhr.send(body);
 navigator.sendBeacon("/settings", new Blob([body], {{type: "application/x-www-form-urlencoded"}}));
 try {{ new WebSocket("ws://" + location.host + "/settings"); }} catch (e) {{}}
 {submit}
+</script></body></html>"""
+
+
+# A page that shows the stored name and has its scripts lie about it to any script that asks.
+LYING_PAGE = """<!DOCTYPE html><html><body><span id="display-name" data-value="{name}">{name}</span>
+<script>
+Object.defineProperty(HTMLElement.prototype, "innerText", {{get() {{ return "{claimed}"; }}}});
+Element.prototype.getAttribute = function () {{ return "{claimed}"; }};
+Document.prototype.querySelectorAll = function () {{ return []; }};
 </script></body></html>"""
 
 
@@ -101,6 +111,8 @@ class _Handler(BaseHTTPRequestHandler):
             submit = 'document.getElementById("f").submit();' if "submit" in self.path else ""
             name = html.escape(app.name)
             self._page(POSTING_PAGE.format(name=name, hijacked=HIJACKED, submit=submit))
+        elif self.path == "/lying":
+            self._page(LYING_PAGE.format(name=html.escape(app.name), claimed=NEW_NAME))
         elif self.path == "/hang":
             app.stop.wait(60)  # never answers while the test runs
         elif self.path == "/gone":

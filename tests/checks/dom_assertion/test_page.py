@@ -91,6 +91,21 @@ def test_a_selector_that_matches_nothing_refutes(app: App, tmp_path: Path) -> No
     assert detail["matched"] == 0
 
 
+def test_page_scripts_that_lie_to_other_scripts_do_not_change_what_is_read(
+    app: App, tmp_path: Path
+) -> None:
+    # The page renders the old name; its scripts make innerText, getAttribute and
+    # querySelectorAll answer the new one (or nothing) to any script of the page's world.
+    done = collected(tmp_path, toml(f"{app.url}/lying", SHOWS_NEW))
+    item, _ = only(done)
+    assert state(done) == "refuted"
+    assert item.observed_value == {
+        "present": True,
+        "text": OLD_NAME,
+        "attribute": {"data-value": OLD_NAME},
+    }
+
+
 def test_a_page_that_never_answers_is_absent_by_its_deadline(app: App, tmp_path: Path) -> None:
     started = time.monotonic()
     done = collected(tmp_path, toml(f"{app.url}/hang", SHOWS_NEW, more="timeout_s = 4\n"))
