@@ -129,6 +129,10 @@ class CompletionGate:
     and the gate's state live (else ``$DONEGATE_STATE_DIR``, else the user's state directory).
     ``requires_write``: whether the task needs a change (None: the team's ``[gate]`` decides,
     else yes); ``strict``: a run let go without being verified raises :class:`NotVerified`.
+
+    A run that changed nothing has no claim to check, and the ladder decides on that alone: a
+    task that needs a change is sent back (``no_source_write``, a soft veto, ``max_vetoes`` of
+    them), one that needs none is let go, not verified (``no_workspace_write``).
     """
 
     def __init__(

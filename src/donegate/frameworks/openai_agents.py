@@ -41,6 +41,7 @@ from agents import (
     TResponseInputItem,
 )
 
+from donegate.errors import InternalError
 from donegate.frameworks.completion import CompletionGate
 from donegate.frameworks.outcome import Outcome
 
@@ -99,7 +100,8 @@ async def run_gated(
             if exc.guardrail_result.guardrail is not guard or not isinstance(outcome, Outcome):
                 raise  # another guardrail's tripwire: the application's to handle
             items = _continued(exc, items, outcome)
-    raise AssertionError("unreachable: the last check is told no sendback is left")
+    # The last check was told no sendback is left, so the gate let the run go.
+    raise InternalError(f"run_gated: the gate sent the run back more than {limit} times")
 
 
 def _with_guardrail(config: RunConfig, guard: OutputGuardrail[Any]) -> RunConfig:
