@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,42 @@ def test_only_http_pages_are_read(url: str, tmp_path: Path) -> None:
                 "expected": {"present": True},
             }
         )
+
+
+def test_a_browser_that_outlives_its_own_timeouts_is_left_behind_at_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from donegate.checks import dom_assertion
+    from donegate.checks.dom_assertion import _page
+
+    hung = threading.Event()
+
+    def never_returns(*_: object) -> object:
+        hung.wait(10)  # a driver that does not answer; released when the test ends
+        return None
+
+    fake = tmp_path / "chromium"
+    fake.write_text("#!/bin/sh\n")
+    os.chmod(fake, 0o755)
+    monkeypatch.setattr(_page, "read", never_returns)
+    monkeypatch.setattr(dom_assertion, "WATCH_GRACE_S", 0.1)
+    settings = DomAssertionSettings.model_validate(
+        {
+            "check_type": "x-dom_assertion",
+            "url": "http://127.0.0.1:9/",
+            "selector": "#name",
+            "expected": {"present": True},
+            "browser": str(fake),
+            "timeout_s": 0.3,
+        }
+    )
+    started = time.monotonic()
+    try:
+        seen = DOM_ASSERTION.collect(settings, CheckContext(tmp_path))
+    finally:
+        hung.set()
+    assert time.monotonic() - started < 2
+    assert seen.observed is None
+    assert seen.why_not == (
+        "deadline: the page did not finish within its deadline of 0.3 s; the page was not read"
+    )

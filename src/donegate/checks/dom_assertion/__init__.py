@@ -62,8 +62,11 @@ class DomAssertion:
                 "the page",
                 WATCH_GRACE_S,
             )
-        except (_page.Unread, DeadlineExceeded) as exc:
+        except _page.Unread as exc:
             return Observation.absent(redact.text(str(exc)), **_blocked(guard))
+        except DeadlineExceeded as exc:  # the browser outlived its own timeouts
+            why = f"deadline: {exc}; the page was not read"
+            return Observation.absent(redact.text(why), **_blocked(guard))
         return _observation(settings, read, guard, context)
 
 
