@@ -211,3 +211,44 @@ def test_a_deploy_agent_is_gated_on_the_live_endpoint(
     assert messages[-1].content == "Deployed 1.4.2."
     assert '"body_contains": false' in agent.told(2)
     assert [r.verdict for r in receipts(tmp_path / "state")] == ["refuted", "verified"]
+
+
+def test_a_state_without_messages_names_its_claim_and_its_feedback(
+    tmp_path: Path, accounts: Accounts
+) -> None:
+    from typing_extensions import TypedDict
+
+    class Ticket(TypedDict, total=False):
+        answer: str
+        note: str
+        tries: int
+
+    gate = support_gate(tmp_path, accounts)
+    update = gate.mutation(kind="state_write", target="accounts/{account_id}")(accounts.write)
+    notes: list[str] = []
+
+    def work(state: Ticket) -> dict[str, Any]:
+        notes.append(state.get("note", ""))
+        tries = state.get("tries", 0) + 1
+        update(ACCOUNT, NEW if tries > 1 else "9 New Str")
+        return {"answer": f"done (try {tries})", "tries": tries}
+
+    builder = StateGraph(Ticket)
+    builder.add_node("work", work)
+    builder.add_edge(START, "work")
+    builder.add_edge("work", "verify")
+    add_verification(
+        builder,
+        gate,
+        back="work",
+        said=lambda state: state["answer"],
+        feedback=lambda outcome: {"note": outcome.message or ""},
+    )
+    final = builder.compile().invoke({"tries": 0})
+    assert final["answer"] == "done (try 2)"
+    assert notes[0] == ""
+    assert '"9 New Str"' in notes[1]
+    assert [r.claim["claimed_outcome"] for r in receipts(tmp_path / "state")] == [
+        "done (try 1)",
+        "done (try 2)",
+    ]

@@ -205,3 +205,18 @@ def test_a_support_agent_that_writes_the_wrong_value_is_sent_back(tmp_path: Path
     assert result.final_output == "Corrected."
     assert '"9 New Str"' in model.told(2)
     assert accounts.address() == NEW
+
+
+def test_fewer_reruns_than_the_budget_let_the_run_go_on_the_record(
+    tmp_path: Path, service: tuple[Service, Server]
+) -> None:
+    deployed, server = service
+    gate = deploy_gate(tmp_path, server)
+    model = ScriptedModel(call("deploy", service="api", version="1.4.2-rc"), then=say("Deployed."))
+    agent = deploy_agent(model, deployed, gate)
+    result = asyncio.run(run_gated(agent, "Deploy", gate, run_config=QUIET, max_sendbacks=1))
+    assert result.final_output == "Deployed."
+    decided = receipts(tmp_path / "state")
+    assert [r.decision for r in decided] == ["veto", "allow"]
+    assert decided[-1].reason == "blocks_in_a_row_cap_reached"
+    assert decided[-1].verdict == "refuted"
