@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "report": "donegate.cli.weekly:report",
     "ledger": "donegate.cli.ledger:ledger",
     "key": "donegate.cli.key:key",
+    "mcp": "donegate.cli.mcp:mcp",
 }
 
 
