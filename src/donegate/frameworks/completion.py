@@ -48,12 +48,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 # What the agent is told on a veto: about the systems its tools changed, never about files,
 # commands or a verifier it could run. Each asks for what the agent can do with its tools.
 # A team's [gate] feedback_templates override these one by one.
+_NOTHING_CHANGED = (
+    "Nothing has been changed yet, and this task needs a change. Make it with your tools, then "
+    "answer again."
+)
 TEMPLATES: Mapping[str, str] = MappingProxyType(
     {
-        "no_source_write_absent": (
-            "Nothing has been changed yet, and this task needs a change. Make it with your "
-            "tools, then answer again."
-        ),
+        # Every change a tool records is a "source" write: the other two never arise here.
+        "no_source_write_absent": _NOTHING_CHANGED,
+        "no_source_write_cosmetic": _NOTHING_CHANGED,
+        "no_source_write_other": _NOTHING_CHANGED,
         "verification_after_write_red": (
             "donegate read the world back after your changes, and it does not show the task "
             "done.{findings} Correct it with your tools, then answer again."
@@ -69,13 +73,6 @@ TEMPLATES: Mapping[str, str] = MappingProxyType(
         "missing_verification": (
             "Your changes have not been read back yet. Answer again once they are made."
         ),
-    }
-)
-TEMPLATES = MappingProxyType(
-    {
-        **TEMPLATES,
-        "no_source_write_cosmetic": TEMPLATES["no_source_write_absent"],
-        "no_source_write_other": TEMPLATES["no_source_write_absent"],
     }
 )
 CONFIG_INVALID = "config_invalid"
