@@ -41,7 +41,7 @@ from pydantic import Field
 
 from donegate import configtext, statedir
 from donegate.__about__ import __version__
-from donegate.claim import Claim, Verifier, parse_claim
+from donegate.claim import Claim, Evidence, Verifier, parse_claim
 from donegate.collect import collect as collect_claim
 from donegate.config import Config, parse_config
 from donegate.errors import DonegateError, InternalError, InvalidInput
@@ -56,6 +56,7 @@ _SEARCH_FIRST = 50  # receipts read at first when looking for a workspace's newe
 _NOT_HERE = (
     "says independent, but the agent gave it to donegate mcp: only evidence collected here counts"
 )
+_DONEGATES = ("detail", "donegate_note", "dsse")  # what donegate writes on evidence it collected
 _NOT_NOW = "claims donegate's verifier id but was not collected by this call: call collect for that"
 
 ClaimArgument = Annotated[
@@ -122,7 +123,7 @@ class Service:
         Once the claim is read, a collect that cannot finish (no usable configuration, donegate
         failing) still leaves a receipt, as a hook's failed stop does: not verified, and why.
         """
-        document = _not_collected(load(claim), lambda item: item.verifier.kind == "independent")
+        document = _handed_over(load(claim))
         try:
             config, text = self._config()
             done = collect_claim(document, config, bytecode=self._bytecode())
@@ -256,26 +257,47 @@ def load(claim: object) -> Claim:
     return parse_claim(text)
 
 
-def _not_collected(claim: Claim, forged: Callable[[Any], bool]) -> Claim:
-    """``claim`` with the evidence ``forged`` picks out relabelled ``self_attested``, noted why.
-
-    The agent wrote every item of a claim it hands over; an item it calls independent was not
-    observed by the server, so it may not count as if it were.
-    """
-    picked = [i for i, item in enumerate(claim.evidence) if forged(item)]
-    if not picked:
+def _not_collected(claim: Claim, forged: Callable[[Evidence], bool]) -> Claim:
+    """``claim`` with the evidence ``forged`` picks out relabelled ``self_attested``, noted why."""
+    if not any(forged(item) for item in claim.evidence):
         return claim
-    evidence = list(claim.evidence)
-    for i in picked:
-        item = evidence[i]
-        mine = _mine(item.verifier.id)
-        evidence[i] = item.model_copy(
-            update={
-                "verifier": Verifier(id=item.verifier.id, kind="self_attested"),
-                "donegate_note": _NOT_NOW if mine else _NOT_HERE,
-            }
-        )
+    evidence = [_relabelled(item) if forged(item) else item for item in claim.evidence]
     return claim.model_copy(update={"evidence": evidence})
+
+
+def _handed_over(claim: Claim) -> Claim:
+    """``claim`` as the agent hands it to collect: every item in it is the agent's word.
+
+    An item it calls independent is relabelled ``self_attested`` (the server did not observe it),
+    and the names donegate writes on the items it collects (``detail``, ``donegate_note``,
+    ``dsse``) are given an ``agent_`` prefix: the receipt's report reads findings and check times
+    from them, and an agent's made-up ones (a failing test, an elapsed time no check takes, which
+    would set the receipt aside as corrupt) must not read as donegate's.
+    """
+    if not claim.evidence:
+        return claim
+    evidence = [_as_agents(item) for item in claim.evidence]
+    return claim.model_copy(update={"evidence": evidence})
+
+
+def _as_agents(item: Evidence) -> Evidence:
+    if any(name in (item.model_extra or {}) for name in _DONEGATES):
+        data = item.model_dump(mode="json", exclude_unset=True)
+        for name in _DONEGATES:
+            if name in data:
+                data[f"agent_{name}"] = data.pop(name)
+        item = Evidence.model_validate(data)
+    return _relabelled(item) if item.verifier.kind == "independent" else item
+
+
+def _relabelled(item: Evidence) -> Evidence:
+    note = _NOT_NOW if _mine(item.verifier.id) else _NOT_HERE
+    return item.model_copy(
+        update={
+            "verifier": Verifier(id=item.verifier.id, kind="self_attested"),
+            "donegate_note": note,
+        }
+    )
 
 
 def _mine(verifier_id: str) -> bool:

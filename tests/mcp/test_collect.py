@@ -121,6 +121,38 @@ def test_trusted_looking_evidence_from_the_agent_fills_no_requirement(tmp_path: 
     assert collected["claim"]["evidence"][1]["verifier"]["kind"] == "independent"
 
 
+def test_what_the_agent_writes_in_its_evidence_does_not_reach_the_report(tmp_path: Path) -> None:
+    # Findings and check times are read from evidence details; an agent's own would set its
+    # receipt aside as corrupt (an elapsed time no check takes) or name a test that never failed.
+    root = tmp_path / "project"
+    host = server(root, project.create(root))
+
+    async def talk(session: ClientSession) -> dict[str, Any]:
+        claim = project.write(root, project.RIGHT)
+        made_up = {
+            **project.passing("test_run", "me"),
+            "verifier": {"id": "me", "kind": "self_attested"},
+        }
+        made_up["detail"] = {
+            "check": "tests",
+            "elapsed_s": -1,
+            "failing": ["tests/test_calc.py::test_no"],
+        }
+        claim["evidence"] = [made_up]
+        return answer(await call(session, "collect", claim=claim))
+
+    collected = host.run(talk)
+    assert collected["state"] == "verified"
+    kept = collected["claim"]["evidence"][0]
+    assert "detail" not in kept
+    assert kept["agent_detail"]["failing"] == ["tests/test_calc.py::test_no"]
+    with Ledger(tmp_path / "state") as ledger:
+        summary = summarise(ledger.query())
+    assert summary.corrupt == []
+    assert summary.claims == 1
+    assert [f.subject for f in summary.findings if f.kind == "failing test"] == []
+
+
 def test_a_claim_that_does_not_read_is_a_tool_error_and_no_receipt(tmp_path: Path) -> None:
     root = tmp_path / "project"
     host = server(root, project.create(root))
