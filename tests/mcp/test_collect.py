@@ -30,12 +30,17 @@ def test_right_code_verifies_and_leaves_a_receipt_the_report_counts(tmp_path: Pa
     async def noted(progress: float, total: float | None, message: str | None) -> None:
         reported.append((progress, total, message))
 
-    async def talk(session: ClientSession) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def talk(session: ClientSession) -> list[dict[str, Any]]:
         claim = project.write(root, project.RIGHT)
         collected = await session.call_tool("collect", {"claim": claim}, progress_callback=noted)
-        return answer(collected), answer(await call(session, "latest_receipt"))
+        return [
+            answer(collected),
+            answer(await call(session, "latest_receipt")),
+            answer(await call(session, "latest_receipt", workspace=str(root))),
+            answer(await call(session, "latest_receipt", workspace=str(tmp_path))),
+        ]
 
-    collected, latest = host.run(talk)
+    collected, latest, named, elsewhere = host.run(talk)
     assert collected["state"] == "verified"
     evidence = collected["claim"]["evidence"]
     assert [(e["check_type"], e["verifier"]) for e in evidence] == [
@@ -55,6 +60,8 @@ def test_right_code_verifies_and_leaves_a_receipt_the_report_counts(tmp_path: Pa
     assert receipt["decision_doc"]["on_unverified"] == "record"
     assert latest["receipt"]["id"] == collected["receipt_id"]
     assert latest["receipt"]["claim_verdict"]["state"] == "verified"
+    assert named == latest
+    assert elsewhere["receipt"] is None
     with Ledger(tmp_path / "state") as ledger:
         summary = summarise(ledger.query())
     assert summary.claims == 1
