@@ -53,10 +53,10 @@ from donegate.verdict import VerifyOptions, verify_claim
 HOST = "mcp"
 PROGRESS_EVERY_S = 2.0
 _SEARCH_FIRST = 50  # receipts read at first when looking for a workspace's newest; then doubled
+_DONEGATES = ("detail", "donegate_note", "dsse")  # what donegate writes on evidence it collected
 _NOT_HERE = (
     "says independent, but the agent gave it to donegate mcp: only evidence collected here counts"
 )
-_DONEGATES = ("detail", "donegate_note", "dsse")  # what donegate writes on evidence it collected
 _NOT_NOW = "claims donegate's verifier id but was not collected by this call: call collect for that"
 
 ClaimArgument = Annotated[
