@@ -57,3 +57,15 @@ def test_the_deploy_agent_is_sent_back_once_then_verified(framework: str, tmp_pa
     with Ledger(tmp_path) as ledger:
         recorded = [(r.host, r.decision, r.verdict) for r in reversed(ledger.recent())]
     assert recorded == [(framework, "veto", "refuted"), (framework, "allow", "verified")]
+
+
+def test_the_browser_agent_is_sent_back_once_then_verified(tmp_path: Path) -> None:
+    """The agent types the name and never presses Save: the rendered page still shows the old
+    one, which the x-dom_assertion check reads in the real browser; the second try saves."""
+    out = run_example("browser_agent.py", state_dir=tmp_path)
+    assert 'observed {"text": "Ada Lovelace"}, expected {"text": "Grace Hopper"}' in out
+    assert "let go: verified (verified_after_write)" in out
+    assert "stored display name 'Grace Hopper': VERIFIED" in out
+    with Ledger(tmp_path) as ledger:
+        recorded = [(r.decision, r.verdict) for r in reversed(ledger.recent())]
+    assert recorded == [("veto", "refuted"), ("allow", "verified")]
