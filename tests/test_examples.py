@@ -69,3 +69,5 @@ def test_the_browser_agent_is_sent_back_once_then_verified(tmp_path: Path) -> No
     with Ledger(tmp_path) as ledger:
         recorded = [(r.decision, r.verdict) for r in reversed(ledger.recent())]
     assert recorded == [("veto", "refuted"), ("allow", "verified")]
+    # Each try's screenshot is kept in the gate's state directory, not the default one.
+    assert len(list((tmp_path / "screenshots").glob("*.png"))) == 2

@@ -59,6 +59,7 @@ def collect(
     void_runs: tuple[str, ...] = (),
     bytecode: Path | None = None,
     prestarted: Started | None = None,
+    state_dir: Path | None = None,
 ) -> Claim:
     """``claim`` with one evidence item per configured check appended, and its verdict computed.
 
@@ -73,7 +74,8 @@ def collect(
     uses its state directory's); without one, every run compiles its imports anew.
     ``prestarted`` is a test command started before this call (see :mod:`donegate.cli.prestart`):
     the configuration's one ``test_run`` takes it over if it was started for exactly that check
-    and this claim, and it is stopped otherwise.
+    and this claim, and it is stopped otherwise. ``state_dir`` is the caller's state directory
+    (a check keeps there what its evidence names; default: the default one).
     """
     claim = _relabel_forged(claim)
     prefetch = _Prefetch(_AFTER_RUN)
@@ -86,6 +88,7 @@ def collect(
         bytecode=bytecode,
         on_spawn=prefetch.start,
         prestarted=prestarted,
+        state_dir=state_dir,
     )
     prefetch.join()
     # Imported here, whether or not the prefetch did: a module it failed to import raises now.
@@ -116,6 +119,7 @@ def collect_evidence(
     bytecode: Path | None = None,
     on_spawn: Callable[[], None] | None = None,
     prestarted: Started | None = None,
+    state_dir: Path | None = None,
 ) -> list[Evidence]:
     """Run every configured check concurrently; one evidence item each, in configuration order.
 
@@ -135,6 +139,7 @@ def collect_evidence(
         bytecode=bytecode,
         on_spawn=on_spawn,
         prestarted=prestarted,
+        state_dir=state_dir,
     )
     if sealed is not None:
         context = _in_copy(context, sealed)

@@ -126,7 +126,9 @@ class Service:
         document = _handed_over(load(claim))
         try:
             config, text = self._config()
-            done = collect_claim(document, config, bytecode=self._bytecode())
+            done = collect_claim(
+                document, config, bytecode=self._bytecode(), state_dir=self.settings.state_dir
+            )
         except Exception as exc:
             self._record_failure(exc, client)
             raise

@@ -69,6 +69,8 @@ class CheckContext:
     the idle core for work it needs only after the run (see :mod:`donegate.collect`).
     ``prestarted`` is a ``test_run`` command started before the checks were loaded (see
     :mod:`donegate.cli.prestart`); the check it was started for takes it over.
+    ``state_dir`` is the state directory of the gate or command collecting (where a check keeps
+    what its evidence names, such as a screenshot); None: the default one.
     """
 
     base_dir: Path
@@ -80,6 +82,7 @@ class CheckContext:
     bytecode: Path | None = None
     on_spawn: Callable[[], None] | None = None
     prestarted: Started | None = None
+    state_dir: Path | None = None
 
     @property
     def run_dir(self) -> Path:

@@ -286,7 +286,8 @@ class CompletionGate:
         from donegate.collect import collect
 
         claim = _reading.build_claim(run.session_id, self.agent, run.task, said, changes)
-        return collect(claim, config)
+        state_dir = None if self.state_dir is None else Path(self.state_dir)
+        return collect(claim, config, state_dir=state_dir)
 
     def _gate(
         self,

@@ -196,7 +196,14 @@ def _checked(
     source = str(settings.root / CONFIG_FILE)
     config = parse_config(settings.config_text, base_dir=settings.root, source=source)
     with seal(space.current, state_dir=space.layout.state_dir) as sealed:
-        return collect(claim, config, sealed=sealed, tainted=space.tainted, void_runs=void_runs)
+        return collect(
+            claim,
+            config,
+            sealed=sealed,
+            tainted=space.tainted,
+            void_runs=void_runs,
+            state_dir=space.layout.state_dir,
+        )
 
 
 def _decide(

@@ -92,7 +92,7 @@ def _observation(
         detail["screenshot_not_kept"] = read.png_why_not or "no screenshot was taken"
     else:
         try:
-            detail["screenshot"] = screenshots.keep(read.png)
+            detail["screenshot"] = screenshots.keep(read.png, context.state_dir)
         except screenshots.NotKept as exc:
             detail["screenshot_not_kept"] = str(exc)
     redact = context.redactor
