@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # The agent hosts the conformance tests run for real (tests/hosts), from the npm registry, pinned.
 HOSTS := .hosts
-HOST_PACKAGES := @anthropic-ai/claude-code@2.1.197
+HOST_PACKAGES := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 \
+	@github/copilot@1.0.102
 
 .PHONY: demo test lint typecheck unit hosts schema bench clean
 
