@@ -228,6 +228,38 @@ class Ledger:
             rows = self._connect().execute(sql, (PENDING, _storable(str(workspace)))).fetchall()
         return [self._receipt(row) for row in rows]
 
+    def latest(self, workspace: str | Path) -> Receipt | None:
+        """The newest closed receipt of ``workspace``, if any."""
+        sql = (
+            f"SELECT {_COLUMNS} FROM receipts WHERE workspace = ? AND reason IS NOT ? "
+            "ORDER BY id DESC LIMIT 1"
+        )
+        with self._guard():
+            row = self._connect().execute(sql, (_storable(str(workspace)), PENDING)).fetchone()
+        return None if row is None else self._receipt(row)
+
+    def mark_drifted(self, receipt_id: int, drift: Mapping[str, Any]) -> bool:
+        """Say on a closed receipt that the tree no longer is the one it describes: ``drift``
+        (when, which files) under ``drifted`` in its decision document; its verdict stays, as
+        what was true when it was written. False: no such closed receipt, or marked already."""
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT decision_json FROM receipts WHERE id = ? AND reason IS NOT ?",
+                (receipt_id, PENDING),
+            ).fetchone()
+            if row is None:
+                return False
+            doc = _loads(self.path, receipt_id, row[0])
+            if "drifted" in doc:
+                return False
+            doc["drifted"] = dict(drift)
+            db.execute(
+                "UPDATE receipts SET decision_json = ? WHERE id = ?",
+                (_dumps("decision_doc", doc), receipt_id),
+            )
+            _enqueue(db, receipt_id)
+            return True
+
     def recent(self, limit: int = 20, session: str | None = None) -> list[Receipt]:
         """The newest receipts first, at most ``limit``, of one session if given."""
         where, args = ("", [])

@@ -86,8 +86,8 @@ def _handle(event: HookEvent, state: Path, ends_process: bool) -> HookAnswer:
     if event.kind == "baseline":
         from donegate.session import on_start
 
-        on_start(event, state)
-    elif event.kind == "tool_use":
+        return HookAnswer.allow(on_start(event, state))
+    if event.kind == "tool_use":
         from donegate.session import on_tool_use
 
         on_tool_use(event, state)

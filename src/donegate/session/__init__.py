@@ -34,8 +34,9 @@ def on_stop(event: HookEvent, state_dir: Path) -> StopResult:
     return decide_stop(event, Layout(state_dir))
 
 
-def on_start(event: HookEvent, state_dir: Path) -> None:
-    """Session start or a new prompt: pin the root and configuration, take the baseline.
+def on_start(event: HookEvent, state_dir: Path) -> str | None:
+    """Session start or a new prompt: pin the root and configuration, take the baseline; what
+    the person should hear (the tree moved after a verified stop), if anything.
 
     A later prompt in the same session keeps the first baseline: the agent's unverified writes
     from an earlier turn stay writes.
@@ -47,10 +48,15 @@ def on_start(event: HookEvent, state_dir: Path) -> None:
     with locked(layout.lock(event.session_id)):
         space = Workspace.open(layout, event)
         space.settings()
-        space.baseline()
+        _, changed = space.look()
         if event.prompt:
             space.remember_prompt(event.prompt)
             space.open_turn()
+    if not changed:
+        return None
+    from donegate.session import drift
+
+    return drift.note(state_dir, space.root, changed)
 
 
 def on_tool_use(event: HookEvent, state_dir: Path) -> None:

@@ -329,7 +329,13 @@ class Workspace:
         return text if len(text) <= MAX_DIFF_CHARS else text[:MAX_DIFF_CHARS] + "\n[diff cut]\n"
 
     def baseline(self) -> Snapshot:
-        """The session's baseline, the tree as it is now if it has none yet.
+        """The session's baseline, the tree as it is now if it has none yet (see
+        :meth:`look`)."""
+        return self.look()[0]
+
+    def look(self) -> tuple[Snapshot, list[str]]:
+        """The session's baseline, and the paths changed since any session last looked while no
+        turn of the agent was open (taken as the person's, below).
 
         What changed since any session last looked, while this session's agent was not at work,
         was changed by the person: it is taken as theirs (accepted), and so never counts as an
@@ -341,9 +347,10 @@ class Workspace:
             previous = self.state.last_observed()
             base = self.state.ensure_baseline()
             now = self.state.snapshot() if previous is not None else None
+            changed: list[str] = []
             if previous is not None and now is not None and not self.turn_open():
-                self._accept_person_changes(previous, now)
-        return base
+                changed = self._accept_person_changes(previous, now)
+        return base, changed
 
     def turn_open(self) -> bool:
         """Whether the agent's turn is open: a prompt came and no stop has let the agent go."""
@@ -359,15 +366,16 @@ class Workspace:
         """A stop let the agent go, with no work of its running on."""
         self.layout.turn(self.root, self.event.session_id).unlink(missing_ok=True)
 
-    def _accept_person_changes(self, previous: Snapshot, now: Snapshot) -> None:
-        changed = _contents_of_writes(diff(previous, now))
-        if not changed:
-            return
-        record = self.authorship()
-        at, by = rfc3339(utc_now()), person()
-        for path, digest in changed:
-            record.accept(path, digest, how="between_turns", by=by, at=at)
-        record.save(self.layout.authorship(self.root))
+    def _accept_person_changes(self, previous: Snapshot, now: Snapshot) -> list[str]:
+        writes = diff(previous, now)
+        changed = _contents_of_writes(writes)
+        if changed:
+            record = self.authorship()
+            at, by = rfc3339(utc_now()), person()
+            for path, digest in changed:
+                record.accept(path, digest, how="between_turns", by=by, at=at)
+            record.save(self.layout.authorship(self.root))
+        return [w.path for w in writes]
 
     def _metadata_only(self, w: ClassifiedWrite, record: Authorship) -> bool:
         """Whether ``w`` changed only the metadata of a pyproject.toml whose content before was
