@@ -42,78 +42,144 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def repo_gated(tmp_path: Path) -> tuple[Path, Path]:
-    """The demo project with donegate installed as a person would: init, then commit."""
-    repo, state = project.create(tmp_path / "repo"), tmp_path / "state"
-    env = {**os.environ, "DONEGATE_STATE_DIR": str(state)}
-    init = [sys.executable, "-m", "donegate", "init", "codex"]
-    subprocess.run(init, cwd=repo, env=env, check=True, capture_output=True)
-    project.git(repo, "add", "-A")
-    project.git(repo, "commit", "-qm", "gate")
-    return repo, state
+class Codex:
+    """The demo project with donegate installed as a person would (init, then commit), and the
+    ``CODEX_HOME`` of the person running Codex in it."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.repo, self.state = project.create(tmp_path / "repo"), tmp_path / "state"
+        self.home, self.tmpdir = tmp_path / "codex-home", tmp_path / "tmp"
+        for folder in (self.home / "payloads", self.tmpdir):
+            folder.mkdir(parents=True)
+        init = [sys.executable, "-m", "donegate", "init", "codex"]
+        subprocess.run(init, cwd=self.repo, env=self.env, check=True, capture_output=True)
+        project.git(self.repo, "add", "-A")
+        project.git(self.repo, "commit", "-qm", "gate")
+        self.configure("http://127.0.0.1:9/v1")
+        # Codex's own hooks layer in CODEX_HOME: it copies every payload Codex sends.
+        copy = f"cat > {self.home / 'payloads'}/$(date +%s%N)-$$.json"
+        handler = {"hooks": [{"type": "command", "command": copy, "timeout": 10}]}
+        hooks = {"hooks": {event: [handler] for event in EVENTS}}
+        (self.home / "hooks.json").write_text(json.dumps(hooks))
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "CODEX_HOME": str(self.home),
+            "HOME": str(self.home.parent),
+            # Codex puts its sandbox's helper on PATH from CODEX_HOME, never under the temporary
+            # directory: a directory of the session's own keeps pytest's /tmp out of that rule.
+            "TMPDIR": str(self.tmpdir),
+            "DONEGATE_STATE_DIR": str(self.state),
+        }
+
+    def configure(self, url: str, model: str = MODEL) -> None:
+        """The model provider: the loopback server at ``url``; what Codex recorded stays."""
+        config = self.home / "config.toml"
+        kept = config.read_text().split(PROVIDER_END)[1] if config.exists() else ""
+        config.write_text(
+            f'model = "{model}"\nmodel_provider = "loopback"\n\n'
+            "[model_providers.loopback]\n"
+            f'name = "loopback"\nbase_url = "{url}"\nwire_api = "responses"\n'
+            f"request_max_retries = 0\nstream_max_retries = 0\n{PROVIDER_END}{kept}"
+        )
+
+    def trust_project(self) -> None:
+        """What Codex records when the person trusts the project (``codex exec --trust``)."""
+        with (self.home / "config.toml").open("a") as config:
+            config.write(f'\n[projects."{self.repo}"]\ntrust_level = "trusted"\n')
+
+    def hooks(self) -> list[dict[str, Any]]:
+        """The hooks Codex would run here, as its app server lists them (``hooks/list``)."""
+        requests = [
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {"clientInfo": {"name": "t", "version": "1"}},
+            },
+            {"method": "initialized"},
+            {"id": 2, "method": "hooks/list", "params": {"cwds": [str(self.repo)]}},
+        ]
+        server = subprocess.Popen(
+            [str(BINARY), "app-server"],
+            cwd=self.repo,
+            env=self.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert server.stdin is not None
+        assert server.stdout is not None
+        try:
+            for request in requests:
+                server.stdin.write(json.dumps({"jsonrpc": "2.0", **request}) + "\n")
+            server.stdin.flush()
+            for line in server.stdout:
+                answer = json.loads(line)
+                if answer.get("id") == 2:
+                    listed: list[dict[str, Any]] = answer["result"]["data"][0]["hooks"]
+                    return listed
+            raise AssertionError("codex app-server ended without listing its hooks")
+        finally:
+            server.kill()
+            server.wait(timeout=30)
+
+    def trust_hooks(self) -> list[str]:
+        """Trust every hook listed, as the person's review in ``/hooks`` records it; the keys."""
+        listed = self.hooks()
+        with (self.home / "config.toml").open("a") as config:
+            for hook in listed:
+                config.write(
+                    f'\n[hooks.state."{hook["key"]}"]\ntrusted_hash = "{hook["currentHash"]}"\n'
+                )
+        return [hook["key"] for hook in listed]
+
+    def run(self, url: str, prompt: str, model: str = MODEL) -> list[dict[str, Any]]:
+        """One headless session of the real program; the events it printed."""
+        self.configure(url, model)
+        done = subprocess.run(
+            [str(BINARY), "exec", "--json", prompt],
+            cwd=self.repo,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+    def payloads(self) -> list[dict[str, Any]]:
+        """What Codex sent its hooks, in the order it sent them."""
+        found = sorted(
+            (self.home / "payloads").glob("*.json"), key=lambda p: int(p.name.split("-")[0])
+        )
+        return [json.loads(p.read_text()) for p in found]
+
+    def receipts(self) -> list[Any]:
+        with Ledger(self.state) as ledger:
+            return list(reversed(ledger.recent(50)))
+
+    def doctor(self) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "donegate", "doctor", "--no-run"]
+        return subprocess.run(
+            argv, cwd=self.repo, env=self.env, capture_output=True, text=True, check=False
+        )
 
 
-def codex_home(repo: Path, url: str, model: str) -> Path:
-    """A ``CODEX_HOME`` whose model provider is the loopback server, and whose own hooks copy
-    every payload Codex sends into ``payloads/``."""
-    home = repo.parent / "codex-home"
-    (home / "payloads").mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(
-        f'model = "{model}"\nmodel_provider = "loopback"\n\n'
-        "[model_providers.loopback]\n"
-        f'name = "loopback"\nbase_url = "{url}"\nwire_api = "responses"\n'
-        "request_max_retries = 0\nstream_max_retries = 0\n"
-    )
-    copy = f"cat > {home / 'payloads'}/$(date +%s%N)-$$.json"
-    handler = {"hooks": [{"type": "command", "command": copy, "timeout": 10}]}
-    (home / "hooks.json").write_text(json.dumps({"hooks": {e: [handler] for e in EVENTS}}))
-    return home
+PROVIDER_END = "# end of the loopback provider\n"
 
 
-def codex(
-    repo: Path,
-    state: Path,
-    url: str,
-    prompt: str,
-    *,
-    model: str = MODEL,
-    trusted: bool = True,
-) -> list[dict[str, Any]]:
-    """One headless session of the real program; the events it printed."""
-    home = codex_home(repo, url, model)
-    tmpdir = repo.parent / "tmp"
-    tmpdir.mkdir(exist_ok=True)
-    env = {
-        **os.environ,
-        "CODEX_HOME": str(home),
-        "HOME": str(repo.parent),
-        # Codex puts its sandbox's helper on PATH from CODEX_HOME, never under the temporary
-        # directory: the session's own one keeps pytest's /tmp out of that rule.
-        "TMPDIR": str(tmpdir),
-        "DONEGATE_STATE_DIR": str(state),
-    }
-    argv = [str(BINARY), "exec", "--json", "--skip-git-repo-check"]
-    if trusted:
-        argv += ["--trust", "--dangerously-bypass-hook-trust"]
-    done = subprocess.run(
-        [*argv, prompt],
-        cwd=repo,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-
-
-def payloads(repo: Path) -> list[dict[str, Any]]:
-    """What Codex sent its hooks, in the order it sent them."""
-    folder = repo.parent / "codex-home" / "payloads"
-    found = sorted(folder.glob("*.json"), key=lambda p: int(p.name.split("-")[0]))
-    return [json.loads(p.read_text()) for p in found]
+@pytest.fixture
+def gated(tmp_path: Path) -> Codex:
+    """A project Codex trusts, with every hook trusted: as a person leaves it after ``/hooks``."""
+    codex = Codex(tmp_path)
+    codex.trust_project()
+    codex.trust_hooks()
+    return codex
 
 
 def patch(path: str, old: str, new: str) -> Answer:
@@ -156,11 +222,6 @@ TEST_LINE = '    assert normalize(" 94107-1234 ") == "94107"'
 WEAK_LINE = '    assert "94107" in normalize(" 94107-1234 ")'
 
 
-def receipts(state: Path) -> list[Any]:
-    with Ledger(state) as ledger:
-        return list(reversed(ledger.recent(50)))
-
-
 def reasons(model: Model) -> list[str]:
     """The blocked stops' reasons as they reached the model, in order, without repeats."""
     found: list[str] = []
@@ -172,15 +233,68 @@ def reasons(model: Model) -> list[str]:
     return found
 
 
-def test_a_wrong_fix_is_sent_back_and_the_right_one_verifies(tmp_path: Path) -> None:
-    repo, state = repo_gated(tmp_path)
+def test_a_wrong_fix_is_sent_back_and_the_right_one_verifies(gated: Codex) -> None:
     script = agent(
         [patch("zipcode.py", BUGGY_LINE, WRONG_LINE)], [patch("zipcode.py", WRONG_LINE, FIXED_LINE)]
     )
     with serving(script) as (model, url):
-        codex(repo, state, url, "Make normalize drop the +4 of a ZIP+4 code.")
+        gated.run(url, "Make normalize drop the +4 of a ZIP+4 code.")
     sent_back = reasons(model)
     assert len(sent_back) == 1, sent_back
     assert "tests/test_zip.py::test_update failed after your last edit" in sent_back[0]
-    assert [r.verdict for r in receipts(state)] == ["refuted", "verified"]
-    assert (repo / "zipcode.py").read_text() == project.FIXED
+    assert [r.verdict for r in gated.receipts()] == ["refuted", "verified"]
+    assert (gated.repo / "zipcode.py").read_text() == project.FIXED
+
+
+def test_a_weakened_test_never_ends_verified(gated: Codex) -> None:
+    cheat = [
+        patch("tests/test_zip.py", TEST_LINE, WEAK_LINE),
+        patch("zipcode.py", BUGGY_LINE, WRONG_LINE),
+    ]
+    with serving(agent(cheat)) as (model, url):
+        gated.run(url, "Make the tests pass.")
+    assert WEAK_LINE in (gated.repo / "tests/test_zip.py").read_text()  # the edit was made
+    found = gated.receipts()
+    assert found
+    assert all(r.verdict != "verified" for r in found)
+    assert model.seen("'tests/**'")  # the protected pattern, named to the agent
+
+
+def test_the_agent_running_donegate_accept_counts_for_nothing(gated: Codex) -> None:
+    """Accepting is the person's act: the agent weakens the test, then runs ``donegate accept``
+    through Codex's shell tool. donegate refuses in an agent's shell, and the stop never
+    verifies."""
+    accept = f"{Path(sys.executable).parent / 'donegate'} accept --yes tests/test_zip.py"
+    cheat = [
+        patch("tests/test_zip.py", TEST_LINE, WEAK_LINE),
+        patch("zipcode.py", BUGGY_LINE, WRONG_LINE),
+        shell(accept),
+    ]
+    with serving(agent(cheat)) as (model, url):
+        gated.run(url, "Make the tests pass.")
+    assert model.seen("donegate accept: refused")  # the command's own answer, in its output
+    assert not model.seen("then run `donegate accept")  # never asked to do the person's act
+    found = gated.receipts()
+    assert found
+    assert all(r.verdict != "verified" for r in found)
+
+
+def test_a_patch_applied_through_the_shell_is_still_judged(gated: Codex) -> None:
+    """``apply_patch <<EOF`` inside ``exec_command`` edits the file with no PostToolUse: the stop
+    sees the write in its snapshot of the tree, sends the wrong fix back, verifies the right."""
+
+    def heredoc(old: str, new: str) -> Answer:
+        body = f"*** Begin Patch\n*** Update File: zipcode.py\n@@\n-{old}\n+{new}\n*** End Patch"
+        return shell(f"apply_patch <<'EOF'\n{body}\nEOF")
+
+    script = agent([heredoc(BUGGY_LINE, WRONG_LINE)], [heredoc(WRONG_LINE, FIXED_LINE)])
+    with serving(script) as (model, url):
+        gated.run(url, "Make normalize drop the +4 of a ZIP+4 code.")
+    events = [(p["hook_event_name"], p.get("tool_name")) for p in gated.payloads()]
+    assert ("PreToolUse", "Bash") in events  # Codex saw the command, before it ran
+    assert not [e for e in events if e[0] == "PostToolUse"]  # and told no hook it wrote
+    sent_back = reasons(model)
+    assert len(sent_back) == 1, sent_back
+    assert "tests/test_zip.py::test_update failed after your last edit" in sent_back[0]
+    assert [r.verdict for r in gated.receipts()] == ["refuted", "verified"]
+    assert (gated.repo / "zipcode.py").read_text() == project.FIXED
