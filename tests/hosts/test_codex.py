@@ -92,7 +92,7 @@ class Codex:
 
     def hooks(self) -> list[dict[str, Any]]:
         """The hooks Codex would run here, as its app server lists them (``hooks/list``)."""
-        requests = [
+        requests: list[dict[str, Any]] = [
             {
                 "id": 1,
                 "method": "initialize",
