@@ -46,8 +46,8 @@ class Codex:
     """The demo project with donegate installed as a person would (init, then commit), and the
     ``CODEX_HOME`` of the person running Codex in it."""
 
-    def __init__(self, tmp_path: Path) -> None:
-        self.repo, self.state = project.create(tmp_path / "repo"), tmp_path / "state"
+    def __init__(self, tmp_path: Path, **config: Any) -> None:
+        self.repo, self.state = project.create(tmp_path / "repo", **config), tmp_path / "state"
         self.home, self.tmpdir = tmp_path / "codex-home", tmp_path / "tmp"
         for folder in (self.home / "payloads", self.tmpdir):
             folder.mkdir(parents=True)
@@ -298,3 +298,57 @@ def test_a_patch_applied_through_the_shell_is_still_judged(gated: Codex) -> None
     assert "tests/test_zip.py::test_update failed after your last edit" in sent_back[0]
     assert [r.verdict for r in gated.receipts()] == ["refuted", "verified"]
     assert (gated.repo / "zipcode.py").read_text() == project.FIXED
+
+
+def test_untrusted_hooks_cannot_fire_and_doctor_says_so_with_the_fix(tmp_path: Path) -> None:
+    """Codex skips an untrusted project's hooks, then untrusted hooks, without a word: whatever
+    the agent does goes unjudged. ``donegate doctor`` names each gate and its fix; once both are
+    trusted a session is gated."""
+    codex = Codex(tmp_path)
+    config = codex.home / "config.toml"
+    with serving(agent([])) as (_, url):
+        codex.run(url, "Make normalize drop the +4 of a ZIP+4 code.")
+    assert not codex.payloads()
+    assert not codex.state.exists()  # donegate never ran
+    doctor = codex.doctor()
+    assert doctor.returncode == 3
+    says(
+        doctor.stderr,
+        f"NO  codex: the project {codex.repo} is not trusted in {config}",
+        f"fix: open Codex in {codex.repo} and trust the project (codex exec: --trust)",
+        "NO  codex: its hooks cannot fire here (see above)",
+    )
+
+    codex.trust_project()
+    with serving(agent([])) as (_, url):
+        codex.run(url, "Is normalize right now?")
+    assert not codex.payloads()  # the project is trusted, its hooks still are not
+    says(
+        codex.doctor().stderr,
+        f"ok  codex: the project {codex.repo} is trusted in {config}",
+        f"NO  codex: no trust recorded in {config} for donegate's SessionStart, "
+        "UserPromptSubmit, PostToolUse, Stop, SubagentStop hooks",
+        "fix: open Codex in this repository, run /hooks, and trust donegate's hooks",
+        "NO  codex: its hooks cannot fire here (see above)",
+    )
+
+    keys = codex.trust_hooks()
+    assert f"{codex.repo}/.codex/hooks.json:subagent_stop:0:0" in keys
+    fixes = agent(
+        [patch("zipcode.py", BUGGY_LINE, WRONG_LINE)], [patch("zipcode.py", WRONG_LINE, FIXED_LINE)]
+    )
+    with serving(fixes) as (model, url):
+        codex.run(url, "Make normalize drop the +4 of a ZIP+4 code.")
+    assert "test_update failed after your last edit" in reasons(model)[0]
+    assert [r.verdict for r in codex.receipts()] == ["refuted", "verified"]
+    assert [p["hook_event_name"] for p in codex.payloads()][-1] == "Stop"
+    says(
+        codex.doctor().stderr,
+        "ok  codex: donegate's hooks are trusted",
+        "ok  codex: last hook call Stop at",
+    )
+
+
+def says(out: str, *parts: str) -> None:
+    missing = [part for part in parts if part not in out]
+    assert not missing, f"doctor did not say {missing}:\n{out}"
