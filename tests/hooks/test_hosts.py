@@ -45,15 +45,15 @@ def last_receipt(state: Path) -> Any:
 
 def test_copilot_payloads_parse_in_both_forms(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(copilot.EVENT_VARIABLE, "postToolUse")
-    edit = copilot.parse(fixture("copilot-cli-1.0/postToolUse-edit.json"))
+    edit = copilot.parse(fixture("copilot/postToolUse-edit.json"))
     assert edit.tool_use is not None
     assert edit.tool_use.paths == ("/home/dev/repo/zipcode.py",)
-    bash = copilot.parse(fixture("copilot-cli-1.0/postToolUse-bash.json"))
+    bash = copilot.parse(fixture("copilot/postToolUse-bash.json"))
     assert bash.tool_use is not None
-    assert bash.tool_use.command == "pytest -q"
+    assert bash.tool_use.command == "donegate accept --yes tests/test_zip.py"
     monkeypatch.setenv(copilot.EVENT_VARIABLE, "agentStop")
-    stop = copilot.parse(fixture("copilot-cli-1.0/agentStop.json"))
-    assert (stop.kind, stop.session_id) == ("stop", "b7c1d2e3-4f50-4a61-8b72-9c83d4e5f607")
+    stop = copilot.parse(fixture("copilot/agentStop.json"))
+    assert (stop.kind, stop.session_id) == ("stop", "5b62f925-8851-4f9c-a0c0-9e3195d5e237")
     out = copilot.render(HookAnswer.block("the tests fail"), stop)
     assert json.loads(out.stdout) == {"decision": "block", "reason": "the tests fail"}
     monkeypatch.delenv(copilot.EVENT_VARIABLE)

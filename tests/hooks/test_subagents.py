@@ -78,14 +78,14 @@ def test_copilot_gates_a_subagent_s_stop_once(tmp_path: Path) -> None:
     parent's): one stop, one test run, one receipt, one budget."""
     repo = project.create(tmp_path / "repo")
     state = tmp_path / "state"
-    start = at("copilot-cli-1.0/sessionStart.json", repo)
-    start["sessionId"] = "b7c1d2e3-4f50-4a61-8b72-9c83d4e5f607"
+    parent = at("copilot/subagentStop.json", repo)
+    start = at("copilot/sessionStart.json", repo, sessionId=parent["sessionId"])
     answer(hook("copilot", start, state, DONEGATE_HOOK_EVENT="sessionStart"))
     (repo / "zipcode.py").write_text(WRONG)
-    own = at("copilot-cli-1.0/agentStop-subagent.json", repo)
+    own = at("copilot/agentStop-subagent.json", repo)
+    assert own["parentAgentId"] == parent["sessionId"]  # as Copilot CLI 1.0.102 sent them
     assert answer(hook("copilot", own, state, DONEGATE_HOOK_EVENT="agentStop")) == {}
     assert receipts(state) == []
-    parent = at("copilot-cli-1.0/subagentStop.json", repo)
     sent_back = answer(hook("copilot", parent, state, DONEGATE_HOOK_EVENT="subagentStop"))
     assert sent_back["decision"] == "block"
     assert [(r.host, r.decision) for r in receipts(state)] == [("copilot", "veto")]
@@ -96,7 +96,7 @@ def test_copilot_reading_claude_settings_is_answered_as_copilot(tmp_path: Path) 
     its reference reads a top-level decision, which VS Code's wrapped answer is not."""
     repo = project.create(tmp_path / "repo")
     state = tmp_path / "state"
-    base = at("copilot-cli-1.0/claude-settings-Stop.json", repo)
+    base = at("copilot/claude-settings-Stop.json", repo)
     answer(hook("claude-code", {**base, "hook_event_name": "SessionStart"}, state))
     (repo / "zipcode.py").write_text(WRONG)
     out = answer(hook("claude-code", base, state, COPILOT_PROJECT_DIR=str(repo)))
