@@ -349,6 +349,58 @@ def test_untrusted_hooks_cannot_fire_and_doctor_says_so_with_the_fix(tmp_path: P
     )
 
 
+def test_a_subagent_s_wrong_fix_never_ends_the_session_verified_or_unnoticed(
+    tmp_path: Path,
+) -> None:
+    """The main agent hands the fix to a subagent (``spawn_agent``), which makes a wrong one
+    through the shell and says it is done. Its ``SubagentStop`` sends it back with the failing
+    test; the main agent's own stop is judged too; nothing verifies."""
+    codex = Codex(tmp_path, max_strict_vetoes=2)  # two red stops in a row, then let go
+    codex.trust_project()
+    codex.trust_hooks()
+    wrong = shell(f"sed -i 's/{BUGGY_LINE.strip()}/{WRONG_LINE.strip()}/' zipcode.py")
+
+    def script(items: list[dict[str, Any]]) -> Answer:
+        made = [i for i in items if i.get("type") in CALLS]
+        if is_subagent(items):
+            return wrong if not made else ("text", "Subtask done.")
+        if not made:
+            return ("function", "spawn_agent", {"message": SUBTASK}, "multi_agent_v1")
+        if len(made) == 1:
+            spawned = json.loads(items[-1]["output"])  # the spawn's output: the agent's id
+            wait = {"targets": [spawned["agent_id"]], "timeout_ms": 120000}
+            return ("function", "wait_agent", wait, "multi_agent_v1")
+        return ("text", "Done: the subagent fixed normalize.")
+
+    with serving(script) as (model, url):
+        codex.run(url, "Fix normalize; hand it to a subagent.", model=SPAWNING_MODEL)
+    assert WRONG_LINE in (codex.repo / "zipcode.py").read_text()
+    events = [p["hook_event_name"] for p in codex.payloads()]
+    assert "SubagentStop" in events
+    assert events[-1] == "Stop"
+    to_subagent = [r["input"] for r in model.requests if is_subagent(r["input"])]
+    assert any(
+        "subagent-stop:" in json.dumps(i) and "test_update failed" in json.dumps(i)
+        for i in to_subagent
+    )
+    to_main = [r["input"] for r in model.requests if not is_subagent(r["input"])]
+    assert any(BLOCKED in json.dumps(i) and "test_update" in json.dumps(i) for i in to_main)
+    found = codex.receipts()
+    assert found
+    assert all(r.verdict != "verified" for r in found)
+
+
+SUBTASK = "SUBTASK: make normalize drop the +4 of a ZIP+4 code."
+
+
+def is_subagent(items: list[dict[str, Any]]) -> bool:
+    """Whether the conversation is the subagent's: its person's turn is the subtask."""
+    return any(
+        i.get("type") == "message" and i.get("role") == "user" and SUBTASK in json.dumps(i)
+        for i in items
+    )
+
+
 def says(out: str, *parts: str) -> None:
     missing = [part for part in parts if part not in out]
     assert not missing, f"doctor did not say {missing}:\n{out}"
