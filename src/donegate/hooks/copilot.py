@@ -12,6 +12,11 @@ A subagent's end fires two events: ``agentStop`` under the subagent's own sessio
 ``parentAgentId``, and ``subagentStop`` under the parent's session, naming its ``agentId``. One
 stop is gated once: the ``subagentStop``, which donegate files under the parent's session (its
 root, baseline and pinned configuration); the ``agentStop`` of a subagent is let go unread.
+
+Copilot CLI (seen in 1.0.102) names every other event of a subagent with the subagent's own
+``sessionId`` too, beside ``parentAgentId``. Its tool calls are filed under the parent's session,
+whose stops read them (a ``donegate accept`` a subagent ran in its shell is seen there); its
+``userPromptSubmitted`` is the parent's task or donegate's own reason, never a person's turn.
 """
 
 from __future__ import annotations
@@ -58,9 +63,10 @@ def parse(payload: Any, *, fallback_cwd: Path | None = None) -> HookEvent:
     cwd_text = _text(payload, "cwd")
     cwd = Path(cwd_text) if cwd_text else (fallback_cwd or Path.cwd())
     kind = _KINDS.get(name, "ignored")
-    if name == "agentStop" and _text(payload, "parentAgentId", "parent_agent_id"):
-        kind = "ignored"  # the same stop's subagentStop is the one gated
-    session_id = _session(payload, cwd)
+    parent = _text(payload, "parentAgentId", "parent_agent_id")
+    if parent and kind in ("stop", "baseline") and name not in ("subagentStop", "SubagentStop"):
+        kind = "ignored"  # its subagentStop is the stop gated; its prompt is no person's
+    session_id = parent if parent and kind == "tool_use" else _session(payload, cwd)
     for key, value in (("sessionId", session_id), ("cwd", str(cwd))):
         # Stored in SQLite and passed to the file system: a NUL or a lone surrogate cannot be.
         if not clean_text(value):

@@ -1,0 +1,140 @@
+"""Copilot CLI's adapter against the payloads Copilot CLI 1.0.102 itself sent to its hooks
+(``fixtures/copilot``, captured from the real program run headless against a scripted model; see
+``tests/hosts/test_copilot.py``), and what that program was seen to do around them: the variables
+of its agent's shell, and the ``config.json`` it rewrites.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from donegate.demo import project
+from donegate.hooks import copilot
+from donegate.ledger import FILE_NAME, Ledger
+from tests.hooks.test_hosts import FIXTURES, fixture, hook
+
+WEAKENED = project.TESTS.replace(' 94107-1234 ") == "94107"', ' 94107-1234 ").startswith("94107")')
+EVENTS = {
+    "sessionStart": "baseline",
+    "userPromptSubmitted": "baseline",
+    "preToolUse": "ignored",
+    "postToolUse": "tool_use",
+    "agentStop": "stop",
+    "subagentStart": "ignored",
+    "subagentStop": "stop",
+    "sessionEnd": "ignored",
+}
+
+
+def copilot_fixtures() -> list[str]:
+    return sorted(p.name for p in (FIXTURES / "copilot").glob("*.json"))
+
+
+def event_of(name: str) -> str:
+    return name.removesuffix(".json").partition("-")[0]
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in copilot_fixtures() if event_of(n) in EVENTS], ids=lambda n: n
+)
+def test_each_real_payload_reads_as_its_event(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """The payloads name no event: the entry's DONEGATE_HOOK_EVENT does. A subagent's own
+    agentStop and its prompt (the parent's words, or donegate's reason) gate nothing."""
+    event = event_of(name)
+    monkeypatch.setenv(copilot.EVENT_VARIABLE, event)
+    payload = fixture(f"copilot/{name}")
+    assert "hookEventName" not in payload
+    assert "hook_event_name" not in payload
+    parsed = copilot.parse(payload)
+    expected = EVENTS[event]
+    if "parentAgentId" in payload and event in ("agentStop", "userPromptSubmitted"):
+        expected = "ignored"
+    assert (parsed.host_event, parsed.kind) == (event, expected)
+    assert parsed.cwd == Path("/home/dev/repo")
+
+
+def test_a_continued_stop_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(copilot.EVENT_VARIABLE, "agentStop")
+    assert not copilot.parse(fixture("copilot/agentStop.json")).continuing
+    assert copilot.parse(fixture("copilot/agentStop-continuing.json")).continuing
+    monkeypatch.setenv(copilot.EVENT_VARIABLE, "subagentStop")
+    sub = copilot.parse(fixture("copilot/subagentStop-continuing.json"))
+    assert (sub.continuing, sub.subagent) == (True, "b3617010-fa10-47d1-b8f7-667ecddd9816")
+
+
+def test_a_subagent_s_tool_calls_are_its_parent_session_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copilot CLI names a subagent's tool calls with the subagent's own sessionId: filed there,
+    no stop ever read them, and a `donegate accept` it ran was seen by none."""
+    monkeypatch.setenv(copilot.EVENT_VARIABLE, "postToolUse")
+    payload = fixture("copilot/postToolUse-subagent-edit.json")
+    assert payload["sessionId"] != payload["parentAgentId"]
+    edit = copilot.parse(payload)
+    assert edit.session_id == payload["parentAgentId"]
+    assert edit.tool_use is not None
+    assert edit.tool_use.paths == ("/home/dev/repo/zipcode.py",)
+
+
+def receipts(state: Path) -> list[Any]:
+    if not (state / FILE_NAME).exists():
+        return []
+    with Ledger(state) as ledger:
+        return list(reversed(ledger.recent(50)))
+
+
+def as_sent(name: str, repo: Path, **ids: str) -> dict[str, Any]:
+    """A real payload, in the test's repository, with the test's session ids."""
+    data: dict[str, Any] = {**fixture(f"copilot/{name}"), **ids, "cwd": str(repo)}
+    return data
+
+
+def agent_env() -> dict[str, str]:
+    """The environment of a shell Copilot's agent starts, less the variable donegate reads, as
+    an agent that unsets it (or a host that renames it) would leave it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COPILOT_")}
+    return {**env, "COPILOT_CLI": "1"}
+
+
+def test_a_subagent_s_own_donegate_accept_counts_for_nothing(tmp_path: Path) -> None:
+    """Seen with Copilot CLI 1.0.102: a subagent weakened the test and accepted it in its shell;
+    the subagent's stop and then the session's were let go with nothing to check."""
+    repo, state = project.create(tmp_path / "repo"), tmp_path / "state"
+    parent, agent = "p-5b62f925", "a-b3617010"
+    sub = {"sessionId": agent, "agentId": agent, "parentAgentId": parent}
+
+    def send(event: str, name: str, **ids: str) -> dict[str, Any]:
+        done = hook("copilot", as_sent(name, repo, **ids), state, DONEGATE_HOOK_EVENT=event)
+        assert done.returncode == 0, done.stderr
+        out: dict[str, Any] = json.loads(done.stdout) if done.stdout.strip() else {}
+        return out
+
+    send("sessionStart", "sessionStart.json", sessionId=parent)
+    send("userPromptSubmitted", "userPromptSubmitted.json", sessionId=parent)
+    send("userPromptSubmitted", "userPromptSubmitted-subagent.json", **sub)
+    (repo / "tests" / "test_zip.py").write_text(WEAKENED)
+    edit = as_sent("postToolUse-subagent-edit.json", repo, **sub)
+    edit["toolArgs"]["path"] = str(repo / "tests" / "test_zip.py")
+    hook("copilot", edit, state, DONEGATE_HOOK_EVENT="postToolUse")
+    accept = [sys.executable, "-m", "donegate", "accept", "--yes", "tests/test_zip.py"]
+    accepted = subprocess.run(
+        accept,
+        cwd=repo,
+        env={**agent_env(), "DONEGATE_STATE_DIR": str(state)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert accepted.returncode == 0, accepted.stderr  # the shell let it through
+    send("postToolUse", "postToolUse-subagent-bash.json", **sub)
+    assert send("agentStop", "agentStop-subagent.json", **sub) == {}
+    send("subagentStop", "subagentStop.json", sessionId=parent, agentId=agent)
+    final = send("agentStop", "agentStop.json", sessionId=parent)
+    assert final.get("decision") == "block"
+    assert "'tests/test_zip.py'" in final["reason"]
+    assert receipts(state)[-1].verdict != "verified"
