@@ -138,3 +138,21 @@ def test_a_subagent_s_own_donegate_accept_counts_for_nothing(tmp_path: Path) -> 
     assert final.get("decision") == "block"
     assert "'tests/test_zip.py'" in final["reason"]
     assert receipts(state)[-1].verdict != "verified"
+
+
+def test_copilot_s_agent_shell_cannot_accept(tmp_path: Path) -> None:
+    """Copilot CLI 1.0.102 marks its agent's shell with COPILOT_AGENT_SESSION_ID (and
+    COPILOT_CLI); `donegate accept` run there refuses and accepts nothing."""
+    repo, state = project.create(tmp_path / "repo"), tmp_path / "state"
+    (repo / "tests" / "test_zip.py").write_text(WEAKENED)
+    env = {**agent_env(), "COPILOT_AGENT_SESSION_ID": "8639d460", "DONEGATE_STATE_DIR": str(state)}
+    done = subprocess.run(
+        [sys.executable, "-m", "donegate", "accept", "--yes", "tests/test_zip.py"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "COPILOT_AGENT_SESSION_ID" in done.stderr

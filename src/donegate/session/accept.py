@@ -47,6 +47,8 @@ AGENT_SHELL_VARIABLES = (
     "CODEX_THREAD_ID",
     "CURSOR_AGENT",
     "COPILOT_AGENT",
+    # Copilot CLI's agent shell (seen in 1.0.102); COPILOT_CLI is also set in its hooks' shells.
+    "COPILOT_AGENT_SESSION_ID",
 )
 MAX_DIFF_LINES = 400
 MAX_LINE_CHARS = 1000
