@@ -302,3 +302,18 @@ def test_the_continuation_after_a_block_is_gated_once_on_one_budget(tmp_path: Pa
     assert counts == [1, 2]
     assert model.seen("The verifier still fails (attempt 2)")
     assert all("zipcode.py" in [w["path"] for w in r.decision_doc["writes"]] for r in found)
+
+
+def test_the_tool_sandboxs_own_files_are_not_the_agents_writes(tmp_path: Path) -> None:
+    """`init` turns on Gemini CLI's tool sandbox, and on Linux the sandbox creates an empty
+    .gitignore and .geminiignore in the workspace at its first command where they are missing.
+    An agent that only looks (one shell command, no write) at a project whose tests fail is
+    let go: the host's files are no write of its."""
+    gated = Session(tmp_path)
+    look = ("tool", "run_shell_command", {"command": "cat zipcode.py", "description": "read"})
+    with serving(staged([[look]], done="normalize keeps the +4.")) as (model, url):
+        run = gated.gemini(url, "Why does test_update fail? Change nothing.", mode="yolo")
+    assert run.code == 0, run.stderr[-2000:]
+    assert model.seen("return zip_code.strip()")  # the command ran, and the model read it
+    assert run.blocks == []
+    assert [(r.verdict, r.reason) for r in gated.receipts()] == [("none", "no_workspace_write")]

@@ -191,7 +191,24 @@ def install(root: Path, host: str, command: str | None = None) -> Path:
     _write(path, settings)
     if host == "codex":
         confinement.confine_codex(root)
+    if host == "gemini-cli":
+        _make_empty(root, GEMINI_SANDBOX_FILES)
     return path
+
+
+# Gemini CLI's tool sandbox on Linux (0.61; `security.toolSandboxing`, turned on above) creates
+# these empty in the workspace at its first sandboxed command when they are missing: the host's
+# files, which a stop would count as the agent's writes (.geminiignore as source, so a turn that
+# only looked would run the checks, and be sent back by a red suite it never touched). Made at
+# init, they are in the baseline. Left by --uninstall: empty, they change nothing.
+GEMINI_SANDBOX_FILES = (".gitignore", ".geminiignore")
+
+
+def _make_empty(root: Path, names: tuple[str, ...]) -> None:
+    for name in names:
+        path = root / name
+        if not path.exists() and not path.is_symlink():
+            path.touch()
 
 
 def _confining_denials(host: str) -> tuple[str, ...]:
