@@ -70,6 +70,16 @@ def test_the_stops_say_whether_they_continue_and_whose_they_are() -> None:
     assert codex.parse(payload("SubagentStop-continuing.json")).continuing
 
 
+def test_a_subagent_s_task_is_no_turn_of_the_person_s() -> None:
+    """Codex fires UserPromptSubmit for the task a spawned subagent starts with (it names the
+    ``agent_id``): the main agent wrote that prompt, so it is neither the person's task nor a
+    person's turn."""
+    data = payload("UserPromptSubmit-subagent.json")
+    assert data["agent_id"]
+    assert codex.parse(data).kind == "ignored"
+    assert codex.parse(payload("UserPromptSubmit.json")).kind == "baseline"
+
+
 def test_a_block_answers_with_the_stop_schema_s_keys_only() -> None:
     for name in ("Stop.json", "SubagentStop.json"):
         event = codex.parse(payload(name))

@@ -7,6 +7,9 @@ The event names and input fields follow Claude Code's, so parsing is shared; two
   exactly those keys.
 - File edits arrive as ``apply_patch`` calls whose input holds ``*** Update File: path`` envelopes.
 - ``stop_hook_active`` stays true once set, so it is never read as "first stop of the turn".
+- A subagent started with ``spawn_agent`` fires ``UserPromptSubmit`` with its task, naming its
+  ``agent_id`` (seen in 0.171.0): the main agent wrote that prompt, so it is no person's turn and
+  not the task a judge is shown. Its end is ``SubagentStop``, gated as Claude Code's.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to):
 def parse(payload: Any, *, fallback_cwd: Path | None = None) -> HookEvent:
     """A Codex payload as a :class:`HookEvent`."""
     event = claude_code.parse(payload, host=NAME, fallback_cwd=fallback_cwd)
+    if event.kind == "baseline" and isinstance(payload.get("agent_id"), str):
+        return event._replace(kind="ignored")  # a subagent's task: the main agent's words
     tool_use = event.tool_use
     if tool_use is not None and tool_use.tool == "apply_patch":
         paths = tuple(dict.fromkeys(_patch_paths(payload.get("tool_input"))))
