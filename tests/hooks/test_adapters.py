@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from donegate.errors import InvalidInput
-from donegate.hooks import adapter, claude_code, codex, cursor, gemini_cli
+from donegate.hooks import adapter, claude_code, codex, cursor
 from donegate.session.event import HookAnswer
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -129,41 +129,6 @@ def test_registry() -> None:
     assert adapter("gemini-cli").NAME == "gemini-cli"
     with pytest.raises(KeyError, match="known: claude-code, codex, copilot, cursor, gemini-cli"):
         adapter("emacs")
-
-
-def test_gemini_cli_events_and_tools() -> None:
-    folder = FIXTURES / "gemini-cli-0.20"
-    kinds = {
-        f.stem: gemini_cli.parse(payload(f"gemini-cli-0.20/{f.name}")).kind
-        for f in folder.iterdir()
-    }
-    assert kinds == {
-        "SessionStart": "baseline",
-        "BeforeAgent": "baseline",
-        "AfterTool-write_file": "tool_use",
-        "AfterTool-replace": "tool_use",
-        "AfterTool-run_shell_command": "tool_use",
-        "AfterAgent": "stop",
-        "AfterAgent-continuing": "stop",
-    }
-    edit = gemini_cli.parse(payload("gemini-cli-0.20/AfterTool-replace.json")).tool_use
-    assert edit is not None
-    assert edit.paths == ("/home/dev/repo/zipcode.py",)
-    shell = gemini_cli.parse(payload("gemini-cli-0.20/AfterTool-run_shell_command.json")).tool_use
-    assert shell is not None
-    assert shell.command == "python -m pytest -q"
-    stop = gemini_cli.parse(payload("gemini-cli-0.20/AfterAgent.json"))
-    assert stop.last_message == "Done: normalize() now drops the +4 suffix."
-    assert gemini_cli.parse(payload("gemini-cli-0.20/AfterAgent-continuing.json")).continuing
-
-
-def test_gemini_cli_sends_the_agent_back_with_deny() -> None:
-    event = gemini_cli.parse(payload("gemini-cli-0.20/AfterAgent.json"))
-    out = json.loads(
-        gemini_cli.render(HookAnswer.block("fix it", notice="sent back"), event).stdout
-    )
-    assert out == {"decision": "deny", "reason": "fix it", "systemMessage": "sent back"}
-    assert gemini_cli.render(HookAnswer.allow(), event).stdout == ""
 
 
 def test_cursor_events() -> None:

@@ -1,0 +1,115 @@
+"""Gemini CLI's adapter against the payloads the real program sent (fixtures/gemini-cli/0.61.0,
+captured from `tests/hosts/test_gemini_cli.py`'s sessions: the hook's stdin teed to a file, the
+machine's paths replaced by ``<repo>``, ``<home>`` and ``<tmp>``), and what `init gemini-cli`
+writes for it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from donegate.hooks import gemini_cli
+from donegate.hooks.install import GEMINI_SANDBOX_FILES, install, installed
+from donegate.session.event import HookAnswer
+
+FIXTURES = Path(__file__).parent / "fixtures" / "gemini-cli" / "0.61.0"
+REPO = "/home/dev/repo"
+
+
+def payload(name: str) -> Any:
+    text = (FIXTURES / f"{name}.json").read_text()
+    text = text.replace("<repo>", REPO).replace("<home>", "/home/dev").replace("<tmp>", "/tmp")
+    return json.loads(text)
+
+
+def test_each_event_the_real_program_sent_maps_to_its_kind() -> None:
+    kinds = {f.stem: gemini_cli.parse(payload(f.stem)).kind for f in FIXTURES.glob("*.json")}
+    assert kinds == {
+        "SessionStart": "baseline",
+        "BeforeAgent": "baseline",
+        "BeforeAgent-after-deny": "baseline",
+        "AfterTool-write_file": "tool_use",
+        "AfterTool-replace": "tool_use",
+        "AfterTool-run_shell_command": "tool_use",
+        "AfterAgent": "stop",
+        "AfterAgent-continuing": "stop",
+        "AfterAgent-after-tools": "stop",
+    }
+    assert {gemini_cli.parse(payload(name)).host for name in kinds} == {"gemini-cli"}
+
+
+def test_file_tools_name_their_file_and_the_shell_its_command() -> None:
+    for name in ("AfterTool-write_file", "AfterTool-replace"):
+        use = gemini_cli.parse(payload(name)).tool_use
+        assert use is not None
+        assert use.paths == (f"{REPO}/zipcode.py",)
+    shell = gemini_cli.parse(payload("AfterTool-run_shell_command")).tool_use
+    assert shell is not None
+    assert shell.paths == ()
+    assert shell.command == "python -m pytest -q -p no:cacheprovider tests"
+
+
+def test_the_stop_and_its_continuations_as_sent() -> None:
+    first = gemini_cli.parse(payload("AfterAgent"))
+    assert first.cwd == Path(REPO)
+    assert not first.continuing
+    assert first.prompt == "Make normalize drop the +4 of a ZIP+4 code."
+    assert first.last_message is not None
+    assert first.last_message.strip() == "Done: normalize handles ZIP+4 codes."
+    # A continuation in which no tool ran: stop_hook_active true.
+    assert gemini_cli.parse(payload("AfterAgent-continuing")).continuing
+    # One in which tools ran: false, though it follows a block; the prompt is the person's.
+    after = gemini_cli.parse(payload("AfterAgent-after-tools"))
+    assert not after.continuing
+    assert after.prompt == first.prompt
+    assert after.last_message is not None
+    assert after.last_message.count("Done: normalize handles ZIP+4 codes.") == 3  # every round
+
+
+def test_the_reason_of_a_block_comes_back_as_a_before_agent_prompt() -> None:
+    event = gemini_cli.parse(payload("BeforeAgent-after-deny"))
+    assert event.prompt is not None
+    assert event.prompt.startswith("The verifier fails after your source change.")
+
+
+def test_deny_sends_the_agent_back() -> None:
+    event = gemini_cli.parse(payload("AfterAgent"))
+    out = json.loads(
+        gemini_cli.render(HookAnswer.block("fix it", notice="sent back"), event).stdout
+    )
+    assert out == {"decision": "deny", "reason": "fix it", "systemMessage": "sent back"}
+    assert gemini_cli.render(HookAnswer.allow(), event).stdout == ""
+    tool = gemini_cli.parse(payload("AfterTool-write_file"))
+    assert gemini_cli.render(HookAnswer.block("no"), tool).stdout == ""  # only a stop is denied
+
+
+def test_init_makes_the_files_the_tool_sandbox_would_make_in_the_session(tmp_path: Path) -> None:
+    """Gemini CLI 0.61's Linux tool sandbox creates an empty .gitignore and .geminiignore at its
+    first command where they are missing; made by init, they are no write of the agent's."""
+    (tmp_path / ".gitignore").write_text("build/\n")
+    install(tmp_path, "gemini-cli", "donegate hook gemini-cli")
+    assert set(GEMINI_SANDBOX_FILES) == {".gitignore", ".geminiignore"}
+    assert (tmp_path / ".gitignore").read_text() == "build/\n"  # the person's, kept
+    assert (tmp_path / ".geminiignore").read_text() == ""
+    install(tmp_path, "gemini-cli", "donegate hook gemini-cli")  # again: nothing changes
+    assert (tmp_path / ".gitignore").read_text() == "build/\n"
+    assert installed(tmp_path, "gemini-cli") == [
+        "SessionStart",
+        "BeforeAgent",
+        "AfterTool",
+        "AfterAgent",
+    ]
+
+
+def test_init_leaves_a_dangling_link_where_a_sandbox_file_would_be(tmp_path: Path) -> None:
+    (tmp_path / ".geminiignore").symlink_to(tmp_path / "elsewhere")
+    install(tmp_path, "gemini-cli", "donegate hook gemini-cli")
+    assert not (tmp_path / "elsewhere").exists()  # never written through the link
+    assert (tmp_path / ".gitignore").exists()
+
+
+def test_other_hosts_get_no_such_files(tmp_path: Path) -> None:
+    install(tmp_path, "claude-code", "donegate hook claude-code")
+    assert not (tmp_path / ".geminiignore").exists()
+    assert not (tmp_path / ".gitignore").exists()
