@@ -11,6 +11,7 @@ from typing import Any
 
 from donegate.hooks import gemini_cli
 from donegate.hooks.install import GEMINI_SANDBOX_FILES, install, installed
+from donegate.session import mutations
 from donegate.session.event import HookAnswer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gemini-cli" / "0.61.0"
@@ -71,6 +72,21 @@ def test_the_reason_of_a_block_comes_back_as_a_before_agent_prompt() -> None:
     event = gemini_cli.parse(payload("BeforeAgent-after-deny"))
     assert event.prompt is not None
     assert event.prompt.startswith("The verifier fails after your source change.")
+
+
+def test_of_a_long_prompt_response_the_end_is_kept() -> None:
+    """prompt_response grows by every round's text; a claim keeps SAID_KEPT characters of what
+    the agent said, so those are its last words, not its first."""
+    data = payload("AfterAgent-after-tools")
+    rounds = [f"Round {n}: I looked at zipcode.py and changed nothing yet." for n in range(200)]
+    data["prompt_response"] = "\n".join([*rounds, "Done: the tests pass now."])
+    said = gemini_cli.parse(data).last_message
+    assert said is not None
+    assert len(said) == gemini_cli.SAID_KEPT == mutations.MAX_OUTCOME_CHARS
+    assert said.endswith("Done: the tests pass now.")
+    assert said.startswith("…")
+    short = gemini_cli.parse(payload("AfterAgent")).last_message
+    assert short == payload("AfterAgent")["prompt_response"]  # whole when it fits
 
 
 def test_deny_sends_the_agent_back() -> None:
