@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from donegate.demo import project
+from donegate.hooks.doctor import codex_hook_hash
 
 
 @pytest.fixture
@@ -65,11 +66,20 @@ CODEX_EVENTS = ("session_start", "user_prompt_submit", "post_tool_use", "stop", 
 
 
 def codex_trust(repo: Path, events: tuple[str, ...] = CODEX_EVENTS) -> str:
-    """$CODEX_HOME/config.toml as Codex writes it once the project and its hooks are trusted."""
+    """$CODEX_HOME/config.toml as Codex writes it once the project and its hooks are trusted:
+    each hook's key and the hash of the hook as installed (the hash is checked against Codex's
+    own in tests/hosts/test_codex.py)."""
     hooks = (repo / ".codex" / "hooks.json").resolve()
-    return f'[projects."{repo.resolve()}"]\ntrust_level = "trusted"\n\n' + "".join(
-        f'[hooks.state."{hooks}:{event}:0:0"]\ntrusted_hash = "sha256:0f3a"\n\n' for event in events
-    )
+    installed = json.loads(hooks.read_text())["hooks"]
+    names = {name.lower().replace("_", ""): name for name in installed}
+    trust = f'[projects."{repo.resolve()}"]\ntrust_level = "trusted"\n\n'
+    for event in events:
+        group = installed[names[event.replace("_", "")]][0]
+        digest = codex_hook_hash(
+            names[event.replace("_", "")], group.get("matcher"), group["hooks"][0]
+        )
+        trust += f'[hooks.state."{hooks}:{event}:0:0"]\ntrusted_hash = "{digest}"\n\n'
+    return trust
 
 
 def test_codex_untrusted_in_codex_home_cannot_fire_and_says_how_to_trust(
@@ -109,6 +119,36 @@ def test_codex_hooks_trusted_but_one_event_not_is_named(
     (Path(env["CODEX_HOME"]) / "config.toml").write_text(codex_trust(repo, CODEX_EVENTS[:-1]))
     out = doctor(repo, env)
     says(out, "no trust recorded", "SubagentStop hooks")
+
+
+def test_codex_hooks_changed_or_disabled_since_trusted_cannot_fire(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Codex runs a hook only while its trusted hash is the hook's own: one edited after the
+    person trusted it (here its timeout), or disabled in /hooks, is skipped."""
+    repo = installed(tmp_path, env, "codex")
+    config = Path(env["CODEX_HOME"]) / "config.toml"
+    config.write_text(codex_trust(repo))
+    says(doctor(repo, env), "ok  codex: donegate's hooks are trusted")
+    hooks_file = repo / ".codex" / "hooks.json"
+    hooks = json.loads(hooks_file.read_text())
+    hooks["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 900
+    hooks_file.write_text(json.dumps(hooks))
+    out = doctor(repo, env)
+    says(
+        out,
+        "NO  codex: donegate's Stop hooks changed since they were trusted",
+        "trust donegate's hooks again",
+        "codex: its hooks cannot fire here",
+    )
+    config.write_text(codex_trust(repo))
+    key = f"{hooks_file.resolve()}:subagent_stop:0:0"
+    config.write_text(
+        config.read_text().replace(
+            f'[hooks.state."{key}"]\n', f'[hooks.state."{key}"]\nenabled = false\n'
+        )
+    )
+    says(doctor(repo, env), "NO  codex: donegate's SubagentStop hooks are disabled in")
 
 
 def test_copilot_in_an_untrusted_folder_cannot_fire(tmp_path: Path, env: dict[str, str]) -> None:

@@ -127,20 +127,18 @@ class Doctor:
     def _codex_hooks_trusted(
         self, user: dict[str, Any], config: Path, events: list[str]
     ) -> Finding:
-        hooks_file = str((self.root / installer.HOSTS["codex"].settings).resolve())
-        state = (
-            user.get("hooks", {}).get("state", {}) if isinstance(user.get("hooks"), dict) else {}
-        )
-        trusted = {key.rsplit(":", 2)[0] for key, entry in state.items() if _trusted(entry)}
-        untrusted = [e for e in events if f"{hooks_file}:{_snake(e)}" not in trusted]
-        if untrusted:
-            return Finding(
-                False,
-                f"codex: no trust recorded in {config} for donegate's "
-                f"{', '.join(untrusted)} hooks (Codex skips untrusted hooks)",
-                "open Codex in this repository, run /hooks, and trust donegate's hooks",
-            )
-        return Finding(True, "codex: donegate's hooks are trusted (again after any new init)")
+        hooks_file = (self.root / installer.HOSTS["codex"].settings).resolve()
+        state = _table(_table(user, "hooks"), "state")
+        seen: dict[str, list[str]] = {"untrusted": [], "modified": [], "disabled": []}
+        for event, key, digest in _codex_handlers(hooks_file, events):
+            entry = _table(state, key)
+            if entry.get("enabled") is False:
+                seen["disabled"].append(event)
+            elif not isinstance(entry.get("trusted_hash"), str):
+                seen["untrusted"].append(event)
+            elif entry["trusted_hash"] != digest:
+                seen["modified"].append(event)
+        return _codex_trust_finding(seen, config)
 
     def copilot_trust(self, events: list[str]) -> list[Finding]:
         """Copilot CLI loads a repository's hooks only in a folder the person trusted."""
@@ -282,8 +280,81 @@ def _snake(event: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
 
 
-def _trusted(entry: object) -> bool:
-    return isinstance(entry, dict) and isinstance(entry.get("trusted_hash"), str)
+def _table(data: object, key: str) -> dict[str, Any]:
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def _codex_handlers(hooks_file: Path, events: list[str]) -> list[tuple[str, str, str]]:
+    """donegate's handlers in Codex's hooks file: (event, Codex's trust key, Codex's hash)."""
+    try:
+        hooks = _table(json.loads(hooks_file.read_text(encoding="utf-8")), "hooks")
+    except (OSError, ValueError):
+        return [(event, "", "") for event in events]
+    found = []
+    for event in events:
+        groups = hooks.get(event)
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for h, handler in enumerate(handlers if isinstance(handlers, list) else []):
+                if isinstance(handler, dict) and installer.is_ours(handler.get("command"), "codex"):
+                    key = f"{hooks_file}:{_snake(event)}:{g}:{h}"
+                    found.append(
+                        (event, key, codex_hook_hash(event, group.get("matcher"), handler))
+                    )
+    return found
+
+
+def codex_hook_hash(event: str, matcher: object, handler: dict[str, Any]) -> str:
+    """The hash Codex records when a person trusts a command hook, of the hook as Codex
+    normalizes it (codex-rs ``command_hook_hash``): a sha256 of the sorted, compact JSON of its
+    event, matcher and handler, the timeout defaulting to 600 s. A hook edited after it was
+    trusted (a new ``init`` from another interpreter) no longer has it, and Codex skips it."""
+    import hashlib
+
+    timeout = handler.get("timeout")
+    normalized: dict[str, Any] = {
+        "type": "command",
+        "command": handler.get("command"),
+        "timeout": max(timeout, 1) if isinstance(timeout, int) else 600,
+        "async": handler.get("async") is True,
+    }
+    if isinstance(handler.get("statusMessage"), str):
+        normalized["statusMessage"] = handler["statusMessage"]
+    identity: dict[str, Any] = {"event_name": _snake(event), "hooks": [normalized]}
+    if isinstance(matcher, str) and matcher.strip() and event not in _CODEX_UNMATCHED:
+        identity["matcher"] = matcher
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+# The events whose matcher Codex ignores, and so leaves out of the hash.
+_CODEX_UNMATCHED = frozenset({"UserPromptSubmit", "Stop"})
+
+
+def _codex_trust_finding(seen: dict[str, list[str]], config: Path) -> Finding:
+    trust = "open Codex in this repository, run /hooks, and trust donegate's hooks"
+    if seen["untrusted"]:
+        return Finding(
+            False,
+            f"codex: no trust recorded in {config} for donegate's "
+            f"{', '.join(seen['untrusted'])} hooks (Codex skips untrusted hooks)",
+            trust,
+        )
+    if seen["modified"]:
+        return Finding(
+            False,
+            f"codex: donegate's {', '.join(seen['modified'])} hooks changed since they were "
+            f"trusted in {config} (Codex skips a changed hook until it is trusted again)",
+            trust + " again",
+        )
+    if seen["disabled"]:
+        return Finding(
+            False,
+            f"codex: donegate's {', '.join(seen['disabled'])} hooks are disabled in {config}",
+            "open Codex in this repository, run /hooks, and enable donegate's hooks",
+        )
+    return Finding(True, "codex: donegate's hooks are trusted (again after any new init)")
 
 
 TRUST_GATES: dict[str, Callable[[Doctor, list[str]], list[Finding]]] = {
