@@ -156,3 +156,42 @@ def test_copilot_s_agent_shell_cannot_accept(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done.stderr
     assert "COPILOT_AGENT_SESSION_ID" in done.stderr
+
+
+def doctor_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COPILOT_", "GEMINI_"))}
+    for name in ("home", "copilot-home"):
+        (tmp_path / name).mkdir()
+    return {
+        **env,
+        "HOME": str(tmp_path / "home"),
+        "COPILOT_HOME": str(tmp_path / "copilot-home"),
+        "DONEGATE_STATE_DIR": str(tmp_path / "state"),
+    }
+
+
+def doctor_says(repo: Path, env: dict[str, str]) -> str:
+    argv = [sys.executable, "-m", "donegate", "doctor", "--no-run", "--root", str(repo)]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, check=False).stderr
+
+
+@pytest.mark.parametrize("trusted", ["repo", "parent"])
+def test_doctor_reads_the_config_json_copilot_writes(tmp_path: Path, trusted: str) -> None:
+    """Copilot CLI 1.0.102 rewrites $COPILOT_HOME/config.json with two comment lines on top and
+    the list under trustedFolders (trusted_folders, which it still reads, is moved there): the
+    doctor took a trusted folder for an unreadable file."""
+    env = doctor_env(tmp_path)
+    repo = project.create(tmp_path / "repo")
+    init = [sys.executable, "-m", "donegate", "init", "copilot", "--root", str(repo)]
+    subprocess.run(init, env=env, check=True, capture_output=True)
+    folder = repo if trusted == "repo" else repo.parent
+    written = (FIXTURES / "copilot" / "config.json").read_text()
+    config = Path(env["COPILOT_HOME"]) / "config.json"
+    config.write_text(written.replace('"/home/dev/repo"', json.dumps(str(folder))))
+    out = doctor_says(repo, env)
+    assert f"ok  copilot: {folder} is a trusted folder in {config}" in out, out
+    config.write_text(written)  # another folder trusted, not this one
+    out = doctor_says(repo, env)
+    assert f"NO  copilot: {repo} is not a trusted folder in {config}" in out, out
+    assert "copilot: its hooks cannot fire here" in out
+    assert "add it to trustedFolders" in out

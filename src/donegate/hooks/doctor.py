@@ -146,13 +146,12 @@ class Doctor:
         if os.environ.get("COPILOT_ALLOW_ALL") == "true":
             return [Finding(True, "copilot: COPILOT_ALLOW_ALL=true trusts every folder")]
         try:
-            data = json.loads(config.read_text(encoding="utf-8")) if config.exists() else {}
+            data = _copilot_config(config.read_text(encoding="utf-8")) if config.exists() else {}
         except (OSError, ValueError) as exc:
             return [Finding(False, f"copilot: cannot read {config}: {exc}", f"fix {config}")]
-        folders = data.get("trusted_folders") if isinstance(data, dict) else None
         here = self.root.resolve()
-        for folder in folders if isinstance(folders, list) else []:
-            if isinstance(folder, str) and here.is_relative_to(Path(folder).resolve()):
+        for folder in _copilot_trusted(data):
+            if here.is_relative_to(Path(folder).resolve()):
                 return [Finding(True, f"copilot: {folder} is a trusted folder in {config}")]
         return [
             Finding(
@@ -160,7 +159,7 @@ class Doctor:
                 f"copilot: {self.root} is not a trusted folder in {config}: Copilot CLI "
                 "silently loads no repository hooks here",
                 f"start copilot in {self.root} and trust the folder for future sessions "
-                f"(or add it to trusted_folders in {config})",
+                f"(or add it to trustedFolders in {config})",
             )
         ]
 
@@ -273,6 +272,24 @@ class Doctor:
         return Finding(
             False, f"checks that could not observe: {why}", f"fix the checks in {CONFIG_FILE}"
         )
+
+
+def _copilot_config(text: str) -> Any:
+    """Copilot CLI's config.json: JSON under whole-line ``//`` comments, which it writes on top
+    of the file (seen in 1.0.102)."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("//")]
+    return json.loads("\n".join(lines) or "{}")
+
+
+def _copilot_trusted(data: Any) -> list[str]:
+    """The folders trusted in Copilot CLI's config.json: ``trustedFolders`` (1.0.102 writes it,
+    and moves ``trusted_folders`` there), ``trusted_folders`` (older versions)."""
+    if not isinstance(data, dict):
+        return []
+    found = [data.get("trustedFolders"), data.get("trusted_folders")]
+    return [
+        f for folders in found if isinstance(folders, list) for f in folders if isinstance(f, str)
+    ]
 
 
 def _snake(event: str) -> str:
