@@ -102,10 +102,10 @@ class Session:
             argv, cwd=self.repo, env=env, capture_output=True, text=True, check=False
         )
 
-    def gemini(self, url: str, prompt: str, mode: str = "auto_edit") -> Run:
+    def gemini(self, url: str, prompt: str, mode: str = "auto_edit", *more: str) -> Run:
         """One headless session of the real program."""
         argv = ["node", str(BINARY), "-p", prompt, "-m", MODEL, "--approval-mode", mode]
-        argv += ["-o", "stream-json"]
+        argv += ["-o", "stream-json", *more]
         done = subprocess.run(
             argv,
             cwd=self.repo,
@@ -277,6 +277,23 @@ def test_an_untrusted_folder_exits_55_and_doctor_says_the_hooks_cannot_fire(
     assert "Gemini CLI exits 55 here" in doctor.stderr
     assert "NO  gemini-cli: its hooks cannot fire here (see above)" in doctor.stderr
     assert f"fix: run gemini in {gated.repo} and trust the folder" in doctor.stderr
+
+
+def test_skip_trust_runs_the_agent_ungated_and_doctor_says_so(tmp_path: Path) -> None:
+    """The flag Gemini CLI's exit-55 message offers trusts the folder for the session, yet the
+    project's settings were read before it took effect: no hook runs, no sandbox."""
+    gated = Session(tmp_path, trusted=False)
+    with serving(staged([[write(gated.repo, "zipcode.py", WRONG)]])) as (model, url):
+        run = gated.gemini(url, "Make normalize drop the +4.", "auto_edit", "--skip-trust")
+    assert run.code == 0, run.stderr[-2000:]
+    assert model.turns
+    assert (gated.repo / "zipcode.py").read_text() == WRONG  # the agent worked
+    assert not (gated.state / LEDGER_FILE).exists()  # and no stop was gated
+    doctor = gated.donegate("doctor")
+    assert "with --skip-trust runs without the project's settings: no donegate hook" in (
+        doctor.stderr
+    )
+    assert "headless: GEMINI_CLI_TRUST_WORKSPACE=true, never --skip-trust" in doctor.stderr
 
 
 def test_the_continuation_after_a_block_is_gated_once_on_one_budget(tmp_path: Path) -> None:

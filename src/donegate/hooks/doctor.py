@@ -173,12 +173,17 @@ class Doctor:
             return [Finding(True, f"gemini-cli: {self.root} is a trusted folder")]
         rules = confinement.gemini_dir(os.environ) / "trustedFolders.json"
         how = "marked DO_NOT_TRUST" if trusted is False else "not a trusted folder"
+        # Seen with 0.61: --skip-trust, which its exit-55 message offers, starts the session
+        # without the project's settings: the agent works, and no hook of donegate's runs.
         return [
             Finding(
                 False,
-                f"gemini-cli: {self.root} is {how} in {rules}: Gemini CLI exits 55 here",
+                f"gemini-cli: {self.root} is {how} in {rules}: Gemini CLI exits 55 here, and "
+                "with --skip-trust runs without the project's settings: no donegate hook, no "
+                "tool sandbox",
                 f"run gemini in {self.root} and trust the folder "
-                f'(or set "{self.root}": "TRUST_FOLDER" in {rules})',
+                f'(or set "{self.root}": "TRUST_FOLDER" in {rules}; headless: '
+                "GEMINI_CLI_TRUST_WORKSPACE=true, never --skip-trust)",
             )
         ]
 
