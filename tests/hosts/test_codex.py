@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from donegate.demo import project
+from donegate.hooks.doctor import codex_hook_hash
 from donegate.ledger import Ledger
 from tests.hosts.responses_model import Answer, Model, Script, serving
 
@@ -35,7 +36,15 @@ MODEL = "gpt-5.5"  # in Codex's own catalogue: its apply_patch is the freeform t
 # Not in the catalogue: Codex falls back to defaults that offer spawn_agent directly.
 SPAWNING_MODEL = "gpt-5-codex"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStop")
-BLOCKED = "<hook_prompt"  # how Codex hands a blocked stop's reason to the model
+BLOCKED = "<hook_prompt"
+# The app server's names for the events donegate installs.
+LISTED = {
+    "sessionStart": "SessionStart",
+    "userPromptSubmit": "UserPromptSubmit",
+    "postToolUse": "PostToolUse",
+    "stop": "Stop",
+    "subagentStop": "SubagentStop",
+}  # how Codex hands a blocked stop's reason to the model
 
 pytestmark = pytest.mark.skipif(
     not BINARY.exists(), reason=f"Codex CLI {VERSION} is not installed: make hosts"
@@ -334,6 +343,15 @@ def test_untrusted_hooks_cannot_fire_and_doctor_says_so_with_the_fix(tmp_path: P
 
     keys = codex.trust_hooks()
     assert f"{codex.repo}/.codex/hooks.json:subagent_stop:0:0" in keys
+    ours = json.loads((codex.repo / ".codex/hooks.json").read_text())["hooks"]
+    for hook in codex.hooks():  # doctor's reckoning of Codex's hash is Codex's own
+        if hook["source"] == "project":
+            event = LISTED[hook["eventName"]]
+            group = ours[event][0]
+            assert (
+                codex_hook_hash(event, group.get("matcher"), group["hooks"][0])
+                == (hook["currentHash"])
+            ), hook["key"]
     fixes = agent(
         [patch("zipcode.py", BUGGY_LINE, WRONG_LINE)], [patch("zipcode.py", WRONG_LINE, FIXED_LINE)]
     )
@@ -347,6 +365,23 @@ def test_untrusted_hooks_cannot_fire_and_doctor_says_so_with_the_fix(tmp_path: P
         "ok  codex: donegate's hooks are trusted",
         "ok  codex: last hook call Stop at",
     )
+
+    # Changed after the person trusted it (as a new init from another interpreter changes the
+    # command): Codex skips donegate's stop, and doctor says so.
+    hooks_file = codex.repo / ".codex/hooks.json"
+    changed = json.loads(hooks_file.read_text())
+    changed["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 900
+    hooks_file.write_text(json.dumps(changed))
+    status = {h["key"].rsplit("/", 1)[-1]: h["trustStatus"] for h in codex.hooks()}
+    assert status["hooks.json:stop:0:0"] == "modified"
+    before = len(codex.receipts())
+    with serving(agent([patch("zipcode.py", FIXED_LINE, WRONG_LINE)])) as (_, url):
+        codex.run(url, "Tidy normalize.")
+    assert [p["hook_event_name"] for p in codex.payloads()][-1] == "Stop"  # Codex's own stop
+    assert len(codex.receipts()) == before  # but donegate's never ran
+    doctor = codex.doctor()
+    assert doctor.returncode == 3
+    says(doctor.stderr, "NO  codex: donegate's Stop hooks changed since they were trusted")
 
 
 def test_a_subagent_s_wrong_fix_never_ends_the_session_verified_or_unnoticed(
