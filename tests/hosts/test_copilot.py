@@ -16,7 +16,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +52,9 @@ pytestmark = pytest.mark.skipif(CANNOT_RUN is not None, reason=CANNOT_RUN or "")
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One XDG cache for the module: the binary unpacks its 235 MB package there at first run."""
-    yield tmp_path_factory.mktemp("copilot-cache")
+    return tmp_path_factory.mktemp("copilot-cache")
 
 
 # ---- the agent: a scripted model, one list of answers per round ---------------------------------
@@ -81,10 +80,10 @@ def weaken(repo: Path) -> Answer:
 def said(message: dict[str, Any]) -> bool:
     """Whether a message is words sent to the agent (a prompt, or a stop hook's reason), not a
     tool's result."""
+    if message.get("role") != "user":
+        return False
     content = message["content"]
-    if isinstance(content, str):
-        return message["role"] == "user"
-    return message["role"] == "user" and any(c.get("type") == "text" for c in content)
+    return isinstance(content, str) or any(c.get("type") == "text" for c in content)
 
 
 class Agent:
@@ -135,7 +134,7 @@ def reached_after_stop(model: Model, text: str) -> bool:
     return False
 
 
-# ---- the project and the program -----------------------------------------------------------------
+# ---- the project and the program ----------------------------------------------------------------
 
 
 def repo_gated(tmp_path: Path, host: str = "copilot", **config: Any) -> tuple[Path, Path]:
@@ -207,7 +206,7 @@ def doctor(repo: Path, state: Path, cache: Path) -> str:
     return subprocess.run(argv, env=env, capture_output=True, text=True, check=False).stderr
 
 
-# ---- the scenarios ---------------------------------------------------------------------------------
+# ---- the scenarios ------------------------------------------------------------------------------
 
 
 def test_a_wrong_fix_is_sent_back_and_the_right_one_verifies(tmp_path: Path, cache: Path) -> None:
