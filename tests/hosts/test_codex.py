@@ -352,13 +352,9 @@ def test_untrusted_hooks_cannot_fire_and_doctor_says_so_with_the_fix(tmp_path: P
                 codex_hook_hash(event, group.get("matcher"), group["hooks"][0])
                 == (hook["currentHash"])
             ), hook["key"]
-    fixes = agent(
-        [patch("zipcode.py", BUGGY_LINE, WRONG_LINE)], [patch("zipcode.py", WRONG_LINE, FIXED_LINE)]
-    )
-    with serving(fixes) as (model, url):
+    with serving(agent([patch("zipcode.py", BUGGY_LINE, FIXED_LINE)])) as (_, url):
         codex.run(url, "Make normalize drop the +4 of a ZIP+4 code.")
-    assert "test_update failed after your last edit" in reasons(model)[0]
-    assert [r.verdict for r in codex.receipts()] == ["refuted", "verified"]
+    assert [r.verdict for r in codex.receipts()] == ["verified"]
     assert [p["hook_event_name"] for p in codex.payloads()][-1] == "Stop"
     says(
         codex.doctor().stderr,
@@ -390,7 +386,7 @@ def test_a_subagent_s_wrong_fix_never_ends_the_session_verified_or_unnoticed(
     """The main agent hands the fix to a subagent (``spawn_agent``), which makes a wrong one
     through the shell and says it is done. Its ``SubagentStop`` sends it back with the failing
     test; the main agent's own stop is judged too; nothing verifies."""
-    codex = Codex(tmp_path, max_strict_vetoes=2)  # two red stops in a row, then let go
+    codex = Codex(tmp_path, max_strict_vetoes=1)  # one red stop sent back, then let go
     codex.trust_project()
     codex.trust_hooks()
     wrong = shell(f"sed -i 's/{BUGGY_LINE.strip()}/{WRONG_LINE.strip()}/' zipcode.py")
@@ -423,6 +419,13 @@ def test_a_subagent_s_wrong_fix_never_ends_the_session_verified_or_unnoticed(
     found = codex.receipts()
     assert found
     assert all(r.verdict != "verified" for r in found)
+    sessions = {r.session_id for r in found}
+    assert any("#agent-" in s for s in sessions)  # the subagent's stop, under its own key
+    assert any("#agent-" not in s for s in sessions)  # and the main agent's
+    # The subtask is the main agent's words: never kept as the person's task.
+    tasks = " ".join(p.read_text() for p in codex.state.rglob("prompts.json"))
+    assert "hand it to a subagent" in tasks
+    assert SUBTASK not in tasks
 
 
 SUBTASK = "SUBTASK: make normalize drop the +4 of a ZIP+4 code."
