@@ -4,11 +4,14 @@ not of payloads shaped from its documentation.
 
 The program comes from the npm registry at a pinned version (``make hosts``). Each session has
 its own ``CODEX_HOME`` whose ``config.toml`` names the loopback server as the model provider.
-Codex runs a project's hooks only in a trusted project and only hooks a person trusted; the
-sessions here trust the project with ``--trust`` (as a person's first run does) and stand in for
-the person's ``/hooks`` review with ``--dangerously-bypass-hook-trust``; the test of ``doctor``
-runs without either. What Codex sent each hook is kept too: a hooks file in ``CODEX_HOME`` (a
-layer of its own, beside the project's) copies every payload to a folder.
+Codex runs a project's hooks only in a trusted project and only hooks a person trusted: the
+sessions here record both as a person leaves them (the project's trust entry, and each hook's
+``currentHash`` from ``codex app-server``'s ``hooks/list`` as ``/hooks`` records it), with no
+bypass flag; the test of ``doctor`` starts from neither. What Codex sent each hook is kept too:
+a hooks file in ``CODEX_HOME`` (a layer of its own, beside the project's) copies every payload
+to a folder; ``tests/hooks/fixtures/codex/0.171`` holds such payloads.
+
+Most of the time goes to the stops that run the demo's tests in donegate's sealed copy.
 """
 
 from __future__ import annotations
