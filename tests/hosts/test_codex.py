@@ -318,9 +318,10 @@ def test_untrusted_hooks_cannot_fire_and_doctor_says_so_with_the_fix(tmp_path: P
     trusted a session is gated."""
     codex = Codex(tmp_path)
     config = codex.home / "config.toml"
-    with serving(agent([])) as (_, url):
+    with serving(agent([])) as (model, url):
         codex.run(url, "Make normalize drop the +4 of a ZIP+4 code.")
     assert not codex.payloads()
+    assert sandbox_modes(model) == {"read-only"}  # the project's config.toml is not read either
     assert not codex.state.exists()  # donegate never ran
     doctor = codex.doctor()
     assert doctor.returncode == 3
@@ -332,8 +333,9 @@ def test_untrusted_hooks_cannot_fire_and_doctor_says_so_with_the_fix(tmp_path: P
     )
 
     codex.trust_project()
-    with serving(agent([])) as (_, url):
+    with serving(agent([])) as (model, url):
         codex.run(url, "Is normalize right now?")
+    assert sandbox_modes(model) == {"workspace-write"}  # as init asks, once trusted
     assert not codex.payloads()  # the project is trusted, its hooks still are not
     says(
         codex.doctor().stderr,
@@ -440,6 +442,15 @@ def is_subagent(items: list[dict[str, Any]]) -> bool:
         i.get("type") == "message" and i.get("role") == "user" and SUBTASK in json.dumps(i)
         for i in items
     )
+
+
+def sandbox_modes(model: Model) -> set[str]:
+    """The sandbox Codex says each request's turn runs in (its turn metadata)."""
+    found = set()
+    for request in model.requests:
+        turn = json.loads(request["client_metadata"]["x-codex-turn-metadata"])
+        found.add(turn["sandbox_mode"])
+    return found
 
 
 def says(out: str, *parts: str) -> None:
