@@ -60,8 +60,8 @@ pytestmark = [
 class Session:
     """One gated repository, the HOME Gemini CLI reads, and donegate's state."""
 
-    def __init__(self, tmp_path: Path, *, trusted: bool = True) -> None:
-        self.repo = project.create(tmp_path / "repo")
+    def __init__(self, tmp_path: Path, *, trusted: bool = True, **config: Any) -> None:
+        self.repo = project.create(tmp_path / "repo", **config)
         self.state = tmp_path / "state"
         self.home = tmp_path / "home"
         config = self.repo / "donegate.toml"
@@ -88,6 +88,8 @@ class Session:
             "HOME": str(self.home),
             "GOOGLE_GEMINI_BASE_URL": url,
             "GEMINI_API_KEY": "dummy",
+            # Not started a second time in a child process with a larger heap: seconds saved.
+            "GEMINI_CLI_NO_RELAUNCH": "true",
             "DONEGATE_STATE_DIR": str(self.state),
         }
 
@@ -188,7 +190,7 @@ def test_a_wrong_fix_is_sent_back_and_the_right_one_verifies(tmp_path: Path) -> 
 
 
 def test_a_weakened_test_never_ends_verified(tmp_path: Path) -> None:
-    gated = Session(tmp_path)
+    gated = Session(tmp_path, max_strict_vetoes=2)  # the person's cap: three stops, not six
     cheat = [
         write(gated.repo, "tests/test_zip.py", WEAKENED),
         write(gated.repo, "zipcode.py", WRONG),
@@ -210,7 +212,7 @@ def test_the_agent_running_donegate_accept_counts_for_nothing(tmp_path: Path) ->
     through its shell tool (yolo: the shell tool is offered only when approved ahead). Gemini CLI
     has no project-level rule that could deny it (its workspace policies are disabled), so
     donegate refuses it: $GEMINI_CLI marks the shell as an agent's."""
-    gated = Session(tmp_path)
+    gated = Session(tmp_path, max_strict_vetoes=2)
     accept = f"{Path(sys.executable).parent / 'donegate'} accept --yes tests/test_zip.py"
     cheat = [
         write(gated.repo, "tests/test_zip.py", WEAKENED),
