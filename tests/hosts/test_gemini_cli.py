@@ -64,8 +64,8 @@ class Session:
         self.repo = project.create(tmp_path / "repo", **config)
         self.state = tmp_path / "state"
         self.home = tmp_path / "home"
-        config = self.repo / "donegate.toml"
-        config.write_text(config.read_text().replace("timeout_s = 120\n", FAST_PYTEST))
+        toml = self.repo / "donegate.toml"
+        toml.write_text(toml.read_text().replace("timeout_s = 120\n", FAST_PYTEST))
         self.donegate("init", "gemini-cli")
         project.git(self.repo, "add", "-A")
         project.git(self.repo, "commit", "-qm", "gate")
