@@ -20,6 +20,7 @@ from donegate.hooks import copilot
 from donegate.ledger import FILE_NAME, Ledger
 from tests.hooks.test_hosts import FIXTURES, fixture, hook
 
+REASON_TEXT = "tests/test_zip.py::test_update failed after your last edit"
 WEAKENED = project.TESTS.replace(' 94107-1234 ") == "94107"', ' 94107-1234 ").startswith("94107")')
 EVENTS = {
     "sessionStart": "baseline",
@@ -56,6 +57,8 @@ def test_each_real_payload_reads_as_its_event(monkeypatch: pytest.MonkeyPatch, n
     expected = EVENTS[event]
     if "parentAgentId" in payload and event in ("agentStop", "userPromptSubmitted"):
         expected = "ignored"
+    if str(payload.get("prompt", "")).startswith("<system_notification>"):
+        expected = "ignored"  # the host's words
     assert (parsed.host_event, parsed.kind) == (event, expected)
     assert parsed.cwd == Path("/home/dev/repo")
 
@@ -195,3 +198,43 @@ def test_doctor_reads_the_config_json_copilot_writes(tmp_path: Path, trusted: st
     assert f"NO  copilot: {repo} is not a trusted folder in {config}" in out, out
     assert "copilot: its hooks cannot fire here" in out
     assert "add it to trustedFolders" in out
+
+
+def test_an_interrupted_turn_s_writes_stay_the_agent_s(tmp_path: Path) -> None:
+    """A person's prompt opens the agent's turn: what changes until a stop lets the agent go is
+    the agent's. The prompts Copilot sent were not read, so the next prompt after a turn that
+    ended without a stop (the person interrupted it) took the agent's wrong fix as the person's,
+    and the next stop let it go with nothing to check."""
+    repo, state = project.create(tmp_path / "repo"), tmp_path / "state"
+    ids = {"sessionId": "s-5b62f925"}
+    for event, name in (
+        ("sessionStart", "sessionStart"),
+        ("userPromptSubmitted", "userPromptSubmitted"),
+    ):
+        hook("copilot", as_sent(f"{name}.json", repo, **ids), state, DONEGATE_HOOK_EVENT=event)
+    (repo / "zipcode.py").write_text("def normalize(z):\n    return z\n")
+    hook(
+        "copilot",
+        as_sent("postToolUse-edit.json", repo, **ids),
+        state,
+        DONEGATE_HOOK_EVENT="postToolUse",
+    )
+    again = as_sent("userPromptSubmitted.json", repo, **ids, prompt="Go on.")
+    hook("copilot", again, state, DONEGATE_HOOK_EVENT="userPromptSubmitted")
+    done = hook(
+        "copilot", as_sent("agentStop.json", repo, **ids), state, DONEGATE_HOOK_EVENT="agentStop"
+    )
+    assert json.loads(done.stdout or "{}").get("decision") == "block", done.stderr
+    assert REASON_TEXT in json.loads(done.stdout)["reason"]
+
+
+def test_copilot_s_notice_of_a_subagent_s_end_is_no_person_s_prompt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Seen with 1.0.102: a background subagent's end reaches the parent as a
+    userPromptSubmitted whose prompt is a <system_notification>, written by the host."""
+    monkeypatch.setenv(copilot.EVENT_VARIABLE, "userPromptSubmitted")
+    person = copilot.parse(fixture("copilot/userPromptSubmitted.json"))
+    assert (person.kind, person.prompt) == ("baseline", "Make normalize drop the +4")
+    told = copilot.parse(fixture("copilot/userPromptSubmitted-system-notification.json"))
+    assert told.kind == "ignored"

@@ -17,6 +17,11 @@ Copilot CLI (seen in 1.0.102) names every other event of a subagent with the sub
 ``sessionId`` too, beside ``parentAgentId``. Its tool calls are filed under the parent's session,
 whose stops read them (a ``donegate accept`` a subagent ran in its shell is seen there); its
 ``userPromptSubmitted`` is the parent's task or donegate's own reason, never a person's turn.
+
+A person's prompt opens the agent's turn (what changes until a stop lets the agent go is the
+agent's), so its text is read. A background subagent's end reaches the parent as a
+``userPromptSubmitted`` whose prompt is a ``<system_notification>``: the host's words, no turn of
+the person's; the subagent's writes stay the session's, judged at the parent's next stop.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ _KINDS: dict[str, EventKind] = {
     "Stop": "stop",
     "SubagentStop": "stop",
 }
+# The prompt Copilot CLI makes from a background task's end (seen in 1.0.102).
+SYSTEM_NOTIFICATION = "<system_notification>"
 _FILE_TOOLS = ("create", "edit", "str_replace", "write", "apply_patch")
 _SHELL_TOOLS = ("bash", "shell", "powershell")
 
@@ -66,6 +73,13 @@ def parse(payload: Any, *, fallback_cwd: Path | None = None) -> HookEvent:
     parent = _text(payload, "parentAgentId", "parent_agent_id")
     if parent and kind in ("stop", "baseline") and name not in ("subagentStop", "SubagentStop"):
         kind = "ignored"  # its subagentStop is the stop gated; its prompt is no person's
+    prompt = _text(payload, "prompt")
+    if (
+        kind == "baseline"
+        and prompt is not None
+        and prompt.lstrip().startswith(SYSTEM_NOTIFICATION)
+    ):
+        kind = "ignored"
     session_id = parent if parent and kind == "tool_use" else _session(payload, cwd)
     for key, value in (("sessionId", session_id), ("cwd", str(cwd))):
         # Stored in SQLite and passed to the file system: a NUL or a lone surrogate cannot be.
@@ -81,6 +95,7 @@ def parse(payload: Any, *, fallback_cwd: Path | None = None) -> HookEvent:
         subagent=_text(payload, "agentId", "agent_id", "agentName") if "ubagent" in name else None,
         tool_use=_tool_use(payload) if kind == "tool_use" else None,
         last_message=_text(payload, "lastAssistantMessage", "last_assistant_message"),
+        prompt=prompt if kind == "baseline" else None,
     )
 
 
