@@ -181,11 +181,14 @@ def test_a_wrong_fix_is_sent_back_and_the_right_one_verifies(tmp_path: Path) -> 
         run = gated.gemini(url, "Make normalize drop the +4 of a ZIP+4 code.")
     assert run.code == 0, run.stderr[-2000:]
     assert len(run.blocks) == 1
-    # The reason is the newest user turn of the next request, a text of its own.
+    found = gated.receipts()
+    assert [r.verdict for r in found] == ["refuted", "verified"]
+    # The block's reason, as the ledger has it, is the newest user turn of the next request.
+    reason = found[0].decision_doc["answer"]["reason"]
+    assert SENT_BACK in reason
     told = [t["contents"][-1] for t in model.turns if SENT_BACK in json.dumps(t["contents"][-1])]
     assert told
-    assert told[0]["role"] == "user"
-    assert [r.verdict for r in gated.receipts()] == ["refuted", "verified"]
+    assert told[0] == {"role": "user", "parts": [{"text": reason}]}
     assert (repo / "zipcode.py").read_text() == project.FIXED
 
 
