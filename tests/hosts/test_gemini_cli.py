@@ -57,6 +57,13 @@ pytestmark = [
 ]
 
 
+# init turns on Gemini CLI's tool sandbox, which on Linux runs each shell command in bubblewrap.
+SANDBOXED_SHELL = pytest.mark.skipif(
+    sys.platform != "linux" or not shutil.which("bwrap"),
+    reason="the shell tool runs in Gemini CLI's Linux sandbox, which needs bubblewrap",
+)
+
+
 class Session:
     """One gated repository, the HOME Gemini CLI reads, and donegate's state."""
 
@@ -210,6 +217,7 @@ def test_a_weakened_test_never_ends_verified(tmp_path: Path) -> None:
     assert [r.decision_doc["continuing"] for r in found[:2]] == [False, True]
 
 
+@SANDBOXED_SHELL
 def test_the_agent_running_donegate_accept_counts_for_nothing(tmp_path: Path) -> None:
     """Accepting is the person's act: the agent weakens the test, then runs `donegate accept`
     through its shell tool (yolo: the shell tool is offered only when approved ahead). Gemini CLI
@@ -326,6 +334,7 @@ def test_the_continuation_after_a_block_is_gated_once_on_one_budget(tmp_path: Pa
     assert all("zipcode.py" in [w["path"] for w in r.decision_doc["writes"]] for r in found)
 
 
+@SANDBOXED_SHELL
 def test_the_tool_sandboxs_own_files_are_not_the_agents_writes(tmp_path: Path) -> None:
     """`init` turns on Gemini CLI's tool sandbox, and on Linux the sandbox creates an empty
     .gitignore and .geminiignore in the workspace at its first command where they are missing.
