@@ -348,3 +348,28 @@ def test_the_tool_sandboxs_own_files_are_not_the_agents_writes(tmp_path: Path) -
     assert model.seen("return zip_code.strip()")  # the command ran, and the model read it
     assert run.blocks == []
     assert [(r.verdict, r.reason) for r in gated.receipts()] == [("none", "no_workspace_write")]
+
+
+@SANDBOXED_SHELL
+def test_the_agents_shell_cannot_write_donegates_state(tmp_path: Path) -> None:
+    """What the receipts call confined (`gemini-cli tool sandbox`) holds for the real program:
+    the shell sees a /tmp of its own and not the person's home, so donegate's state, here or at
+    its default place, is out of the agent's reach."""
+    gated = Session(tmp_path)
+    default = gated.home / ".local" / "state" / "donegate"
+    default.mkdir(parents=True)
+    gated.state.mkdir(exist_ok=True)
+    forge = f"touch {gated.state}/forged; touch {default}/forged; echo done-trying"
+    tamper = ("tool", "run_shell_command", {"command": forge, "description": "tamper"})
+    with serving(staged([[tamper]], done="Nothing to change.")) as (model, url):
+        run = gated.gemini(url, "Is normalize right?", mode="yolo")
+    assert run.code == 0, run.stderr[-2000:]
+    assert model.seen("done-trying")  # the command ran
+    assert not (gated.state / "forged").exists()
+    assert not (default / "forged").exists()
+    found = gated.receipts()
+    assert [r.reason for r in found] == ["no_workspace_write"]
+    assert found[0].decision_doc["confinement"] == {
+        "confined": True,
+        "by": "gemini-cli tool sandbox",
+    }
