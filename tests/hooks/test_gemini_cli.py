@@ -6,10 +6,14 @@ writes for it."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from donegate.hooks import gemini_cli
+from donegate.hooks.doctor import Doctor
 from donegate.hooks.install import GEMINI_SANDBOX_FILES, install, installed
 from donegate.session import mutations
 from donegate.session.event import HookAnswer
@@ -129,3 +133,35 @@ def test_other_hosts_get_no_such_files(tmp_path: Path) -> None:
     install(tmp_path, "claude-code", "donegate hook claude-code")
     assert not (tmp_path / ".geminiignore").exists()
     assert not (tmp_path / ".gitignore").exists()
+
+
+def test_doctor_names_a_missing_sandbox_file_while_the_sandbox_is_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    repo.mkdir()
+    (home / ".gemini").mkdir(parents=True)
+    rules = {str(repo): "TRUST_FOLDER"}  # the project's settings (its sandbox) count
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps(rules))
+    monkeypatch.setenv("HOME", str(home))
+    for name in [k for k in os.environ if k.startswith("GEMINI_")]:
+        monkeypatch.delenv(name)
+    install(repo, "gemini-cli", "donegate hook gemini-cli")
+    doctor = Doctor(repo, tmp_path / "state", run_checks=False)
+    said = [(f.ok, f.what) for f in doctor.host("gemini-cli")]
+    assert (True, "gemini-cli: the files its tool sandbox would make are here") in said
+    (repo / ".geminiignore").unlink()
+    found = [f for f in doctor.host("gemini-cli") if ".geminiignore" in f.what]
+    assert [(f.ok, f.fix) for f in found] == [
+        (False, "donegate init gemini-cli (makes them, empty)")
+    ]
+    assert "no .geminiignore: Gemini CLI's tool sandbox makes them" in found[0].what
+    settings = repo / ".gemini" / "settings.json"
+    settings.write_text(
+        settings.read_text().replace('"toolSandboxing": true', '"toolSandboxing": false')
+    )
+    assert not [
+        f
+        for f in doctor.host("gemini-cli")
+        if "sandbox would make" in f.what or ".geminiignore" in f.what
+    ]

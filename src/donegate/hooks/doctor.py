@@ -91,6 +91,8 @@ class Doctor:
         gates = TRUST_GATES[host](self, events) if host in TRUST_GATES else []
         found.extend(gates)
         found.append(self.confined(host))
+        if host == "gemini-cli":
+            found.extend(self.gemini_sandbox_files())
         found.append(self.fired(host, [g for g in gates if not g.ok]))
         return found
 
@@ -186,6 +188,20 @@ class Doctor:
                 "GEMINI_CLI_TRUST_WORKSPACE=true, never --skip-trust)",
             )
         ]
+
+    def gemini_sandbox_files(self) -> list[Finding]:
+        """Gemini CLI's tool sandbox makes an empty .gitignore and .geminiignore at its first
+        command where they are missing: a stop would count them as the agent's writes."""
+        if confinement.sandbox_of("gemini-cli", self.root, os.environ) is None:
+            return []
+        missing = [n for n in installer.GEMINI_SANDBOX_FILES if not (self.root / n).exists()]
+        if not missing:
+            return [Finding(True, "gemini-cli: the files its tool sandbox would make are here")]
+        what = (
+            f"gemini-cli: no {' or '.join(missing)}: Gemini CLI's tool sandbox makes them at "
+            "the agent's first command, and a stop counts them as the agent's writes"
+        )
+        return [Finding(False, what, "donegate init gemini-cli (makes them, empty)")]
 
     def confined(self, host: str) -> Finding:
         """The host's own sandbox keeps the agent's commands out of donegate's state."""
