@@ -30,6 +30,9 @@ BINARY = Path(__file__).parents[2] / ".hosts/node_modules/@github/copilot-linux-
 WEAKENED = project.TESTS.replace(' 94107-1234 ") == "94107"', ' 94107-1234 ").startswith("94107")')
 SUBAGENT = "SUBAGENT-TASK"  # the words that tell the subagent's conversation from its parent's
 REASON = "tests/test_zip.py::test_update failed after your last edit"
+# The team's tests load none of the plugins installed beside donegate (8 s a run here, 0.6 s
+# without): the same verdicts, sooner.
+QUICK_CHECKS = 'env = { PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1" }\n'
 
 
 def _runs() -> str | None:
@@ -140,6 +143,8 @@ def reached_after_stop(model: Model, text: str) -> bool:
 def repo_gated(tmp_path: Path, host: str = "copilot", **config: Any) -> tuple[Path, Path]:
     """The demo project with donegate installed as a person would: init, then commit."""
     repo, state = project.create(tmp_path / "repo", **config), tmp_path / "state"
+    with (repo / "donegate.toml").open("a") as toml:  # the checks' table is the file's last
+        toml.write(QUICK_CHECKS)
     env = {**os.environ, "DONEGATE_STATE_DIR": str(state)}
     init = [sys.executable, "-m", "donegate", "init", host]
     subprocess.run(init, cwd=repo, env=env, check=True, capture_output=True)
