@@ -116,13 +116,13 @@ def with_subagent(main: Agent, sub: Agent) -> Script:
     return script
 
 
-def start_subagent() -> Answer:
+def start_subagent(mode: str = "sync") -> Answer:
     task = {
         "name": "fixer",
         "description": "Fix the ZIP parser",
         "agent_type": "general-purpose",
         "prompt": f"{SUBAGENT}: make normalize drop the +4 of a ZIP+4 code.",
-        "mode": "sync",
+        "mode": mode,
     }
     return ("tool", "task", task)
 
@@ -282,6 +282,30 @@ def test_a_subagent_s_wrong_fix_is_one_stop_and_never_ends_verified(
     assert parents[0].decision == "veto"  # the parent's stop judged the subagent's write
     assert all(r.verdict != "verified" for r in found)
     assert reached_after_stop(model, REASON)
+
+
+def test_a_background_subagent_s_wrong_fix_cannot_end_the_session_unnoticed(
+    tmp_path: Path, cache: Path
+) -> None:
+    """In the background the parent says it is done while the subagent works (its stop has
+    nothing to check); the subagent's wrong fix is sent back at its subagentStop, and Copilot
+    tells the parent of its end with a <system_notification> prompt, the host's words: the
+    parent's next stop judges the subagent's write."""
+    repo, state = repo_gated(tmp_path, max_strict_vetoes=1)
+    trust(repo)
+    wait = ("tool", "bash", {"command": "sleep 2", "description": "let the parent stop"})
+    sub = Agent([wait, wrong(repo), ("text", "Subagent: fixed.")], [("text", "Subagent: done.")])
+    main = Agent([start_subagent("background"), ("text", "Started a subagent.")], [("text", "Ok.")])
+    model = copilot(repo, state, cache, with_subagent(main, sub), "Fix normalize; delegate it.")
+    found = receipts(state)
+    mine = [r for r in found if "#agent-" in r.session_id]
+    parents = [r for r in found if "#agent-" not in r.session_id]
+    assert [r.decision_doc["host_event"] for r in mine] == ["subagentStop"] * sub.stops
+    assert [r.decision for r in mine] == ["veto", "allow"]
+    assert "veto" in [r.decision for r in parents]  # the parent's stop judged the write
+    assert parents[-1].created_at > mine[-1].created_at
+    assert all(r.verdict != "verified" for r in found)
+    assert model.seen("<system_notification>")
 
 
 def test_an_untrusted_folder_loads_no_hook_and_doctor_says_it_cannot_fire(
