@@ -25,7 +25,8 @@ from donegate import globs
 from donegate.checks import runners
 from donegate.checks.runners import _reportfile
 from donegate.record import Record
-from donegate.sealed import _bytecode, _runenv, _scratch, _witness
+from donegate.sealed import _bytecode, _isolation, _runenv, _scratch, _witness
+from donegate.sealed._isolation import Isolation
 from donegate.sealed._process import Running, RunResult, start_group
 from donegate.sealed._witness import WitnessReport, WitnessSetup
 from donegate.workspace.runnerfiles import JUDGE_FILES, RUNNER_FILES
@@ -56,6 +57,7 @@ class Launch(Record):
     report: str | None = None
     # Tests run a second time, in the same process, in the reverse order (pytest's ids).
     again: tuple[str, ...] = ()
+    isolation: Isolation = Isolation()
 
     def runner_kind(self) -> runners.Runner | None:
         """The runner: as configured, ``junit`` with a ``report``, else told from the command."""
@@ -134,6 +136,9 @@ class Started:
         self._running: Running | None = None
         self._ended: RunResult | None = None
         self.invocation: Invocation | None = None
+        # The sandbox the command runs in (see _isolation), or why it runs in none.
+        self.isolated_by: str | None = None
+        self.not_isolated: str | None = None
 
     def fits(self, launch: Launch, place: Place) -> bool:
         """Is this the run of ``launch`` at ``place`` (and not finished, nor closed)?"""
@@ -180,8 +185,27 @@ class Started:
             _bytecode_prefix(self.launch, self.place, scratch, self.invocation.witness)
         )
         env = {**self.invocation.env, "PYTHONPYCACHEPREFIX": str(prefix)}
+        # Python makes the prefix as it writes; an isolated run can only write where it exists.
+        with contextlib.suppress(OSError):
+            prefix.mkdir(parents=True, exist_ok=True, mode=0o700)
+        isolated = _isolation.wrap(
+            self.invocation.argv,
+            self.launch.isolation,
+            writable=[self.place.run_dir, scratch, prefix],
+            visible=[self.place.base_dir, *map(Path, self.place.pythonpath)],
+            env=env,
+            cwd=self.cwd,
+        )
+        self.isolated_by, self.not_isolated = isolated.by, isolated.why_not
+        if not isolated.argv:
+            return Refusal(
+                f'isolation = "required", and the run cannot be isolated: {isolated.why_not}',
+                {"not_isolated": isolated.why_not or ""},
+            )
+        if isolated.by is not None:
+            _isolation.environment(env)
         self.at_ns, self.started = time.time_ns(), time.monotonic()
-        running = start_group(self.invocation.argv, self.cwd, env)
+        running = start_group(isolated.argv, self.cwd, env)
         if isinstance(running, RunResult):
             self._ended = running
         else:

@@ -32,7 +32,8 @@ from donegate.checks.runners import _outcomes
 from donegate.checks.runners._nodeid import NodeId, NodeIdError
 from donegate.checks.runners._outcomes import Outcomes
 from donegate.checks.test_run import _environment, _integrity, _mustpass
-from donegate.sealed import _launch
+from donegate.sealed import _isolation, _launch
+from donegate.sealed._isolation import Isolation
 from donegate.sealed._launch import Launch, Place, Refusal, Reports, Started
 from donegate.sealed._process import RunResult
 from donegate.sealed._witness import WitnessReport
@@ -69,6 +70,10 @@ class TestRunSettings(CheckSettings):
     protect_runner_files: bool = True
     runner: runners.Runner | None = None
     report: str | None = None
+    # The run's own sandbox (see donegate.sealed._isolation): where the machine can, by default.
+    isolation: _isolation.Mode = "auto"
+    network: bool = False
+    writable: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
     expected: dict[str, JsonValue] = Field(default_factory=_default_expected)
 
     @model_validator(mode="after")
@@ -112,6 +117,7 @@ class TestRunSettings(CheckSettings):
             runner=self.runner,
             report=self.report,
             again=tuple(self.must_pass),
+            isolation=Isolation(self.isolation, self.network, tuple(self.writable)),
         )
 
     def runner_kind(self) -> runners.Runner | None:
@@ -166,7 +172,8 @@ class TestRun:
         if context.on_spawn is not None:
             _announce(started, context.on_spawn)
         run, reports = started.finish()
-        return _environment_said(_judge(settings, run, reports, context), settings, context)
+        judged = _judge(settings, run, reports, context)
+        return _environment_said(_isolation_said(judged, started), settings, context)
 
 
 TEST_RUN = TestRun()
@@ -198,6 +205,16 @@ def _announce(started: Started, on_spawn: Callable[[], None]) -> None:
     except BaseException:
         started.close()
         raise
+
+
+def _isolation_said(observation: Observation, started: Started) -> Observation:
+    """The observation, its detail saying what sandbox the run had (or why it had none)."""
+    said: dict[str, JsonValue] = (
+        {"isolated_by": started.isolated_by}
+        if started.isolated_by is not None
+        else {"not_isolated": started.not_isolated or "unknown"}
+    )
+    return Observation(observation.observed, {**observation.detail, **said}, observation.why_not)
 
 
 def _environment_said(
