@@ -10,7 +10,9 @@ R repeats, run alternately so that both see the same machine:
   2. ``seal(snapshot)`` + the same command in the copy, with the seal's import path; the copy is
      removed at the end, and that is timed too;
   3. ``cp -r --reflink=auto`` of the tree and ``rm -rf`` of the result: the floor the file system
-     sets for any copy (the seal also hashes every file it copies).
+     sets for any copy (the seal also hashes every file it copies);
+  4. the command in the live tree inside the checks' own sandbox (bubblewrap, as a test_run
+     runs it by default; skipped where the machine has none): what isolation adds to a run.
 The snapshot itself is not timed: the stop hook takes it whatever happens. Prints milliseconds,
 the seal's share and the ratio to the baseline. File creation dominates the seal: run with
 ``--dir`` on the file system that holds donegate's state directory.
@@ -28,6 +30,7 @@ import time
 from pathlib import Path
 
 import workspace_snapshot  # the benchmarks folder is on sys.path when run as a script
+from donegate.sealed import _isolation
 from donegate.sealed.copy import seal
 from donegate.workspace import Snapshot
 
@@ -46,19 +49,31 @@ def add_suite(root: Path, tests: int) -> None:
     (root / "pytest.ini").write_text("[pytest]\npythonpath = src\n")
 
 
-def run_pytest(cwd: Path, pythonpath: tuple[str, ...] = ()) -> None:
+def run_pytest(cwd: Path, pythonpath: tuple[str, ...] = (), *, isolated: bool = False) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(pythonpath)
-    result = subprocess.run(PYTEST, cwd=cwd, env=env, capture_output=True, check=False)
+    argv = PYTEST
+    if isolated:
+        wrapped = _isolation.wrap(PYTEST, _isolation.Isolation(), [cwd], [cwd], env, cwd)
+        assert wrapped.by is not None, wrapped.why_not
+        argv = wrapped.argv
+        _isolation.environment(env)
+    result = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
     if result.returncode != 0:
         raise SystemExit(f"pytest failed in {cwd}: {result.stdout.decode()[-2000:]}")
 
 
-def direct_s(root: Path) -> float:
+def direct_s(root: Path, *, isolated: bool = False) -> float:
     start = time.perf_counter()
-    run_pytest(root)
+    run_pytest(root, isolated=isolated)
     return time.perf_counter() - start
+
+
+def can_isolate() -> bool:
+    """Whether this machine can run the checks' sandbox (bubblewrap, namespaces)."""
+    probe = _isolation.wrap(["true"], _isolation.Isolation(), [], [], os.environ, Path.cwd())
+    return probe.by is not None
 
 
 def sealed_s(snapshot: Snapshot, state: Path) -> tuple[float, float]:
@@ -84,18 +99,27 @@ def copy_floor_s(root: Path, state: Path) -> float:
 def measure(name: str, root: Path, state: Path, repeat: int) -> None:
     snapshot = Snapshot.take(root)
     runs: dict[str, list[float]] = {"direct": [], "total": [], "seal": [], "floor": []}
+    isolate = can_isolate()
+    isolated: list[float] = []
     for _ in range(repeat):
         runs["direct"].append(direct_s(root))
         whole, copy = sealed_s(snapshot, state)
         runs["total"].append(whole)
         runs["seal"].append(copy)
         runs["floor"].append(copy_floor_s(root, state))
+        if isolate:
+            isolated.append(direct_s(root, isolated=True))
     base, both, only, floor = (statistics.median(runs[k]) * 1000 for k in runs)
     print(f"{name}: {len(snapshot.entries)} files in the snapshot")
     print(f"  pytest directly              {base:8.1f} ms")
     print(f"  seal alone                   {only:8.1f} ms  {only / base:5.2f}x pytest")
     print(f"  seal + pytest + removal      {both:8.1f} ms  {both / base:5.2f}x pytest")
     print(f"  cp -r + rm -rf (the floor)   {floor:8.1f} ms  {floor / base:5.2f}x pytest")
+    if isolated:
+        boxed = statistics.median(isolated) * 1000
+        print(f"  pytest in the sandbox        {boxed:8.1f} ms  {boxed / base:5.2f}x pytest")
+    else:
+        print("  pytest in the sandbox        (no bubblewrap here: not measured)")
 
 
 def main() -> None:
