@@ -230,6 +230,7 @@ def test_a_wrong_fix_is_sent_back_and_the_right_one_verifies(tmp_path: Path, cac
     assert config.read_text().startswith("//")
     says = doctor(repo, state, cache)
     assert f"ok  copilot: {repo} is a trusted folder in {config}" in says, says
+    assert "ok  copilot: last hook call agentStop at" in says
 
 
 def test_a_weakened_test_never_ends_verified(tmp_path: Path, cache: Path) -> None:
