@@ -2,11 +2,13 @@
 
 Events are camelCase (``sessionStart``, ``userPromptSubmitted``, ``postToolUse``, ``agentStop``,
 ``subagentStop``) and so are their payloads: ``sessionId``, ``cwd``, ``timestamp`` (ms),
-``toolName`` with ``toolArgs`` (a JSON string), ``stopReason``. Copilot also accepts the VS Code
-compatible form (``Stop``, snake_case fields), which this adapter reads as well. A payload need
-not name its event, so each installed entry sets ``DONEGATE_HOOK_EVENT`` in its ``env``.
-``agentStop`` answers ``{"decision": "block", "reason": ...}`` to keep the agent working; the
-entry's time limit is ``timeoutSec``.
+``toolName`` with ``toolArgs`` (an object in 1.0.102; a JSON string in older versions, read too),
+``stopReason``, but ``stop_hook_active``. Copilot also accepts the VS Code compatible form
+(``Stop``, snake_case fields), which this adapter reads as well. No payload names its event (seen
+in 1.0.102), so each installed entry sets ``DONEGATE_HOOK_EVENT`` in its ``env``. ``agentStop``
+answers ``{"decision": "block", "reason": ...}`` to keep the agent working: Copilot sends the
+reason to the model as a user message, and to the hooks as the next ``userPromptSubmitted``'s
+prompt. The entry's time limit is ``timeoutSec``.
 
 A subagent's end fires two events: ``agentStop`` under the subagent's own session, naming its
 ``parentAgentId``, and ``subagentStop`` under the parent's session, naming its ``agentId``. One
