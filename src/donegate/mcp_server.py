@@ -46,13 +46,12 @@ from donegate.collect import collect as collect_claim
 from donegate.config import Config, parse_config
 from donegate.errors import DonegateError, InternalError, InvalidInput
 from donegate.instant import Instant
-from donegate.ledger import PENDING, Ledger, Receipt
+from donegate.ledger import Ledger, Receipt
 from donegate.sealed._bytecode import STORE_DIR
 from donegate.verdict import VerifyOptions, verify_claim
 
 HOST = "mcp"
 PROGRESS_EVERY_S = 2.0
-_SEARCH_FIRST = 50  # receipts read at first when looking for a workspace's newest; then doubled
 _DONEGATES = ("detail", "donegate_note", "dsse")  # what donegate writes on evidence it collected
 _NOT_HERE = (
     "says independent, but the agent gave it to donegate mcp: only evidence collected here counts"
@@ -162,7 +161,7 @@ class Service:
         """The newest closed receipt of ``workspace`` (the server's by default), or none."""
         where = self.settings.workspace if workspace is None else _workspace(workspace)
         with Ledger(self.settings.state_dir) as ledger:
-            found = _newest(ledger, where)
+            found = ledger.latest(where)
             path = ledger.path
         if found is None:
             return {"receipt": None, "message": f"no receipt for {where} in {path}"}
@@ -325,21 +324,6 @@ def _workspace(text: str) -> Path:
         return Path(text).expanduser().resolve()
     except (OSError, ValueError, RuntimeError) as exc:
         raise InvalidInput(f"not a usable path: {exc}", "workspace") from None
-
-
-def _newest(ledger: Ledger, workspace: Path) -> Receipt | None:
-    """The newest closed receipt recorded for ``workspace``, read newest first in growing pages
-    (the ledger has no query by workspace)."""
-    wanted = str(workspace)
-    limit = _SEARCH_FIRST
-    while True:
-        page = ledger.recent(limit=limit)
-        for receipt in page:
-            if receipt.reason != PENDING and receipt.workspace == wanted:
-                return receipt
-        if len(page) < limit:
-            return None
-        limit *= 2
 
 
 def _summary(receipt: Receipt) -> dict[str, Any]:
