@@ -4,8 +4,9 @@ conformance tests, in place of Google's servers (``GOOGLE_GEMINI_BASE_URL``).
 The CLI streams its turns from ``models/NAME:streamGenerateContent?alt=sse``; the script, a
 function of the request (its ``contents`` and the tools it declares), answers each with text or
 one function call. Its side requests get what they ask for: ``countTokens`` a count, a plain
-``generateContent`` (a classifier or a check that wants JSON) an empty JSON object, anything else
-an empty object. Every request is kept, so a test can check what reached the model.
+``generateContent`` (a classifier or a check that wants JSON) an empty JSON object, a model
+listing none, anything else an empty object. Every request is kept, so a test can check what
+reached the model.
 """
 
 from __future__ import annotations
@@ -39,17 +40,11 @@ class Turn:
             for f in tool.get("functionDeclarations", [])
         }
 
-    @property
-    def system(self) -> str:
-        """The request's system instruction, as text."""
-        parts = self.body.get("systemInstruction", {}).get("parts", [])
-        return "".join(p.get("text", "") for p in parts if isinstance(p, dict))
-
-    def calls(self, name: str, since: int = 0) -> int:
-        """How many calls of ``name`` the model made, from content ``since`` on."""
+    def calls(self, name: str) -> int:
+        """How many calls of ``name`` the model made in this conversation."""
         return sum(
             1
-            for content in self.contents[since:]
+            for content in self.contents
             for part in content.get("parts", [])
             if part.get("functionCall", {}).get("name") == name
         )
@@ -72,15 +67,6 @@ class Turn:
             if content.get("role") == "user"
             and any("text" in part for part in content.get("parts", []))
         ]
-
-    def last_user_text(self, text: str) -> int:
-        """The index of the last user content whose text holds ``text`` (-1: none)."""
-        for index in range(len(self.contents) - 1, -1, -1):
-            content = self.contents[index]
-            words = "".join(p.get("text", "") for p in content.get("parts", []))
-            if content.get("role") == "user" and text in words:
-                return index
-        return -1
 
 
 class Model:
