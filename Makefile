@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# A pytest plugin a dependency registers, which this suite's many pytest starts never use.
+	$(BIN)/python tools/quiet_pytest_plugins.py
 	@# An editable install has no bytecode, and PYTHONDONTWRITEBYTECODE may stop Python writing
 	@# it: compile once, as a regular install does, so hooks start as fast as users' will.
 	$(BIN)/python -m compileall -q src
@@ -25,8 +27,8 @@ demo: $(STAMP)
 test: lint typecheck unit
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples tools
+	$(BIN)/ruff format --check src tests benchmarks examples tools
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
