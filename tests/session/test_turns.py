@@ -8,10 +8,12 @@ on the wrong fix below.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from donegate.demo import project
 from donegate.demo.project import payload, run_hook
+from donegate.session.layout import Layout
 from tests.session.support import last, make_repo, prompt, start, stop
 
 WRONG = "def normalize(z):\n    return z\n"
@@ -52,3 +54,21 @@ def test_the_person_s_edit_between_turns_is_theirs(tmp_path: Path) -> None:
     prompt(repo, state, "s1")
     assert not stop(repo, state, "s1").blocked  # nothing of the agent's to judge
     assert last(state).verdict == "none"
+
+
+def test_the_reason_of_a_block_handed_back_as_a_prompt_is_no_person_s_word(
+    tmp_path: Path,
+) -> None:
+    """Gemini CLI (and Copilot CLI) give the agent a block's reason as its next prompt, through
+    the prompt hook: it must not become the task a judge is shown as the person's."""
+    repo, state = make_repo(tmp_path), tmp_path / "state"
+    start(repo, state, "s1")
+    prompt(repo, state, "s1")
+    (repo / "zipcode.py").write_text(WRONG)
+    judged = stop(repo, state, "s1")
+    assert judged.blocked
+    reason = judged.answer["reason"]
+    handed_back = payload("UserPromptSubmit", "s1", repo, prompt=reason)
+    assert run_hook(handed_back, state).exit_code == 0
+    prompts = Layout(state).session(repo.resolve(), "s1") / "prompts.json"
+    assert json.loads(prompts.read_text()) == ["go on"]

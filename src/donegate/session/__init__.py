@@ -49,7 +49,8 @@ def on_start(event: HookEvent, state_dir: Path) -> str | None:
         space = Workspace.open(layout, event)
         space.settings()
         _, changed = space.look()
-        if event.prompt:
+        # A host that hands the agent the reason of a block as its next prompt: no person spoke.
+        if event.prompt and not space.is_sent_back(event.prompt):
             space.remember_prompt(event.prompt)
             space.open_turn()
     if not changed:

@@ -141,6 +141,8 @@ def _rest(
     told = answer.answer_for(decision, settings.on_unverified, writes, [*notes, *receipts.notes])
     if told.decision == "allow":
         space.close_turn()
+    elif told.reason:
+        space.remember_sent_back(told.reason)
     signed = _signed(claim, space)
     return _close(receipts, receipt_id, event, told, decision, signed, writes, settings)  # 9
 

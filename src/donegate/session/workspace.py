@@ -33,6 +33,8 @@ from donegate.workspace._files import NotRegular, is_pseudo, read_capped, write_
 from donegate.workspace.blobs import TEXT_LIMIT
 from donegate.workspace.snapshot import blob_id, utc_now
 
+SENT_BACK = "sent-back.txt"
+
 # A person's act: run from an agent's shell (the journal of its tool calls shows it), it counts
 # for nothing. Matches `donegate accept`, `python -m donegate accept`, `.venv/bin/donegate accept`.
 MAX_PROMPTS = 5
@@ -291,6 +293,21 @@ class Workspace:
         """This stop's snapshot (taken by :meth:`writes`)."""
         assert self._current is not None
         return self._current
+
+    def remember_sent_back(self, reason: str) -> None:
+        """Keep the reason a stop sent the agent back with: some hosts hand it to the agent as
+        the next prompt (Gemini CLI's ``BeforeAgent``), which is then no person's word."""
+        path = self.layout.session(self.root, self.event.session_id) / SENT_BACK
+        write_atomic(path, reason.encode())
+
+    def is_sent_back(self, prompt: str) -> bool:
+        """Whether ``prompt`` is the reason the last block gave (the host's, not the person's)."""
+        path = self.layout.session(self.root, self.event.session_id) / SENT_BACK
+        try:
+            reason = path.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return False
+        return bool(reason.strip()) and reason.strip() in prompt
 
     def remember_prompt(self, prompt: str) -> None:
         """Keep the person's latest prompts: the task a judge is shown."""
