@@ -3,7 +3,9 @@ program talks to in the conformance tests, in place of a real model.
 
 The script is a function of the conversation so far (the request's ``messages``); it answers
 with text or one tool call. Requests without tools (titles, summaries) get a plain "ok". Every
-request is kept, so a test can check what reached the model.
+request is kept, so a test can check what reached the model. A host that runs subagents sends
+their conversations to the same server: :func:`serving_requests` hands the script the whole
+request (system prompt, tools), which tells them apart.
 """
 
 from __future__ import annotations
@@ -18,15 +20,35 @@ from typing import Any
 # One answer: ("text", words) or ("tool", name, input).
 Answer = tuple[Any, ...]
 Script = Callable[[list[dict[str, Any]]], Answer]
+# A script of the whole request: ``system``, ``tools`` and ``messages``.
+RequestScript = Callable[[dict[str, Any]], Answer]
 
 
 class Model:
     """The server's state: its script and every request it was sent."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(
+        self, script: Script | None = None, *, request_script: RequestScript | None = None
+    ) -> None:
         self.script = script
+        self.request_script = request_script
         self.requests: list[dict[str, Any]] = []
         self.calls = 0
+        # A host's subagents talk to the model while their parent waits, or beside it.
+        self.lock = threading.Lock()
+
+    def answer(self, body: dict[str, Any]) -> tuple[Answer, int]:
+        """The script's answer to one request, and the request's number (from 1)."""
+        with self.lock:
+            self.requests.append(body)
+            self.calls += 1
+            call = self.calls
+        if not body.get("tools"):
+            return ("text", "ok"), call
+        if self.request_script is not None:
+            return self.request_script(body), call
+        assert self.script is not None, "a model needs a script"
+        return self.script(body["messages"]), call
 
     def seen(self, text: str) -> bool:
         """Whether ``text`` reached the model in any request's messages."""
@@ -65,13 +87,11 @@ def _handler(model: Model) -> type[BaseHTTPRequestHandler]:
             if "count_tokens" in self.path:
                 self._json({"input_tokens": 10})
                 return
-            model.requests.append(body)
-            model.calls += 1
-            answer = model.script(body["messages"]) if body.get("tools") else ("text", "ok")
+            answer, call = model.answer(body)
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.end_headers()
-            for name, data in _events(answer, body.get("model", "claude"), model.calls):
+            for name, data in _events(answer, body.get("model", "claude"), call):
                 self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
 
@@ -89,7 +109,20 @@ def _handler(model: Model) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def serving(script: Script) -> Iterator[tuple[Model, str]]:
     """The model and its base URL, for as long as the block runs."""
-    model = Model(script)
+    with _serving(Model(script)) as served:
+        yield served
+
+
+@contextmanager
+def serving_requests(script: RequestScript) -> Iterator[tuple[Model, str]]:
+    """As :func:`serving`, for a script that reads the whole request (one that waits holds only
+    its own request: the server answers each on a thread of its own)."""
+    with _serving(Model(request_script=script)) as served:
+        yield served
+
+
+@contextmanager
+def _serving(model: Model) -> Iterator[tuple[Model, str]]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
