@@ -5,6 +5,10 @@ captured in the real-program suite (``tests/hosts/test_claude_code.py``) and kep
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +17,7 @@ import pytest
 from donegate.demo import project
 from donegate.hooks import claude_code
 from donegate.ledger import FILE_NAME, Ledger
+from donegate.session.accept import AGENT_SHELL_VARIABLES
 from donegate.session.event import HookAnswer, HookEvent
 from donegate.session.layout import subagent_session
 from tests.hooks.test_hosts import hook
@@ -155,3 +160,56 @@ def test_the_background_session_replayed_never_ends_verified(tmp_path: Path) -> 
         (mine, "refuted"),
         (SESSION, "refuted"),
     ]
+
+
+def accepted_by_a_subagent(tmp_path: Path) -> tuple[Path, Callable[[str], dict[str, Any]]]:
+    """A subagent weakens the protected test and gets ``donegate accept`` run past the host's
+    guards (here the test runs it, as an agent's shell that shed the host's variables would);
+    Claude Code reports the subagent's shell call with a PostToolUse naming its ``agent_id``.
+    The state folder, and a function that sends a fixture (its answer)."""
+    repo, state = project.create(tmp_path / "repo"), tmp_path / "state"
+
+    def send(name: str, **change: Any) -> dict[str, Any]:
+        done = hook("claude-code", {**payload(name, repo), **change}, state)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout) if done.stdout.strip() else {}
+
+    send("SessionStart.json")
+    send("UserPromptSubmit.json")
+    tests = repo / "tests" / "test_zip.py"
+    weakened = 'normalize(" 94107-1234 ").startswith("94107")'
+    tests.write_text(project.TESTS.replace('normalize(" 94107-1234 ") == "94107"', weakened))
+    assert weakened in tests.read_text()
+    shed = {k: v for k, v in os.environ.items() if k not in AGENT_SHELL_VARIABLES}
+    argv = [sys.executable, "-m", "donegate", "accept", "--yes", "tests/test_zip.py"]
+    env = {**shed, "DONEGATE_STATE_DIR": str(state)}
+    subprocess.run(argv, cwd=repo, env=env, check=True, capture_output=True)
+    command = "env -u CLAUDECODE donegate accept --yes tests/test_zip.py"
+    shell = {"tool_name": "Bash", "tool_input": {"command": command}, "tool_response": {}}
+    send("PostToolUse-Write-subagent.json", **shell)
+    return state, send
+
+
+def test_a_subagent_running_donegate_accept_never_ends_the_session_verified(
+    tmp_path: Path,
+) -> None:
+    state, send = accepted_by_a_subagent(tmp_path)
+    send("SubagentStop.json")
+    main = send("Stop.json")
+    assert main["decision"] == "block"
+    assert "accepting is a person's act, so it counts for nothing" in main["systemMessage"]
+    with Ledger(state) as ledger:
+        assert all(r.verdict != "verified" for r in ledger.recent(50))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a subagent's tool calls are journalled in its parent's session only "
+    "(session.on_tool_use), so its own stop does not see the command in its shell",
+)
+def test_a_subagent_s_own_stop_sees_it_ran_donegate_accept(tmp_path: Path) -> None:
+    """Open: the subagent's own SubagentStop lets it go unchecked (no write of an agent's is
+    left once the test is accepted); only its parent's stop withdraws the acceptance."""
+    _, send = accepted_by_a_subagent(tmp_path)
+    own = send("SubagentStop.json")
+    assert "counts for nothing" in own.get("systemMessage", "")
