@@ -22,6 +22,12 @@ Copilot CLI reads ``.claude/settings.json`` too, and sends VS Code's payload wit
 Claude Code tells the main agent that a background subagent ended with a ``UserPromptSubmit``
 whose prompt is a ``<task-notification>``: the host wrote it, not the person, so it is no turn of
 the person's, and the subagent's writes stay the session's, judged at its next stop.
+
+What 2.1.197 sends (``tests/hooks/fixtures/claude-code/2.1.197``): the Agent tool runs a subagent
+in the foreground unless ``run_in_background`` is true; a stop's ``background_tasks`` lists a
+background subagent as ``{"id", "type": "subagent", "status", "description", "agent_type"}``,
+at the main ``Stop`` while it runs and, still "running", at its own ``SubagentStop``; a
+subagent's tool calls name its ``agent_id`` and are read as the session's.
 """
 
 from __future__ import annotations
