@@ -56,9 +56,19 @@ def real_claims() -> list[Any]:
 
 
 def hook_payloads(host: str) -> list[Any]:
-    """The newest fixture folder of ``host`` (``codex-0.144`` for ``codex``)."""
-    folders = [d for d in sorted(HOOK_FIXTURES.iterdir()) if d.name.startswith(host + "-")]
-    return [json.loads(p.read_text()) for p in sorted(folders[-1].iterdir())]
+    """The payloads captured from ``host``'s real program (``fixtures/HOST/``, or its newest
+    version folder there), else its newest hand-made folder (``fixtures/HOST-VERSION/``)."""
+    real = HOOK_FIXTURES / host
+    if real.is_dir():
+        versions = sorted(d for d in real.iterdir() if d.is_dir())
+        folder = versions[-1] if versions else real
+    else:
+        folder = [d for d in sorted(HOOK_FIXTURES.iterdir()) if d.name.startswith(host + "-")][-1]
+    # Copilot's own config.json (with its comment lines) sits beside its payloads.
+    files = [p for p in sorted(folder.glob("*.json")) if p.name != "config.json"]
+    payloads = [json.loads(p.read_text()) for p in files]
+    assert payloads, f"no payloads for {host} in {folder}"
+    return payloads
 
 
 # --- in process: many mutants, cheaply ------------------------------------------------------
