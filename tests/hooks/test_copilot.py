@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from donegate.demo import project
-from donegate.hooks import copilot
+from donegate.hooks import claude_code, copilot
 from donegate.ledger import FILE_NAME, Ledger
 from tests.hooks.test_hosts import FIXTURES, fixture, hook
 
@@ -238,3 +238,11 @@ def test_copilot_s_notice_of_a_subagent_s_end_is_no_person_s_prompt(
     assert (person.kind, person.prompt) == ("baseline", "Make normalize drop the +4")
     told = copilot.parse(fixture("copilot/userPromptSubmitted-system-notification.json"))
     assert told.kind == "ignored"
+
+
+def test_an_edit_run_through_claude_settings_names_its_file() -> None:
+    """Copilot CLI running .claude/settings.json's hooks names an edit's file ``path``, where
+    Claude Code says ``file_path``: the journal kept no path for it."""
+    parsed = claude_code.parse(fixture("copilot/claude-settings-PostToolUse.json"))
+    assert parsed.tool_use is not None
+    assert parsed.tool_use.paths == ("/home/dev/repo/zipcode.py",)

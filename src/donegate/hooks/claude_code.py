@@ -198,7 +198,9 @@ def _tool_use(payload: dict[str, Any], dialect: Dialect, *, failed: bool) -> Too
     tool_input = payload.get("tool_input")
     tool_input = tool_input if isinstance(tool_input, dict) else {}
     key = dialect.file_tools.get(tool)
-    paths = (tool_input[key],) if key and isinstance(tool_input.get(key), str) else ()
+    # Copilot CLI, running .claude/settings.json's hooks, names the file "path".
+    named = [tool_input.get(k) for k in (key, "path")] if key else []
+    paths = next(((p,) for p in named if isinstance(p, str)), ())
     command = tool_input.get("command") if tool in dialect.shell_tools else None
     return ToolUse(tool, paths, command if isinstance(command, str) else None, failed)
 
