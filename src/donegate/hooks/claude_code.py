@@ -115,6 +115,8 @@ def parse(
     if kind == "baseline" and prompt is not None and _from_host(prompt):
         kind = "ignored"
     subagent = _subagent(payload, name)
+    if kind == "tool_use":  # a subagent's tool call: its own stop reads it too
+        subagent = _text(payload, "agent_id", "agentId")
     return HookEvent(
         host=host,
         host_event=name,

@@ -73,9 +73,16 @@ def on_tool_use(event: HookEvent, state_dir: Path) -> None:
     space = Workspace.open(layout, event)
     # The journal's file is all a tool call needs: not the settings (a pin, donegate.toml, and
     # the authorship record when the file differs), which every tool call would otherwise read.
-    journal = Journal(layout.session(space.root, event.session_id) / FILE_NAME)
-    for path in use.paths or (None,):
-        journal.record(use.tool, path=_relative(path, space.root), command=use.command)
+    # A subagent's call is its session's (its parent's stop judges every write) and its own.
+    sessions = [event.session_id]
+    if event.subagent is not None:
+        from donegate.session.layout import subagent_session
+
+        sessions.append(subagent_session(event.session_id, event.subagent))
+    for session in sessions:
+        journal = Journal(layout.session(space.root, session) / FILE_NAME)
+        for path in use.paths or (None,):
+            journal.record(use.tool, path=_relative(path, space.root), command=use.command)
 
 
 def _relative(path: str | None, root: Path) -> str | None:
