@@ -39,7 +39,7 @@ url = "{url}/profile"
 selector = "#display-name"
 expected = {{ text = "{name}" }}
 covers = ["profile/*"]
-timeout_s = 30
+timeout_s = 60
 """
 
 
