@@ -24,7 +24,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
-test: lint typecheck unit
+# Lint and the type check run beside the tests, which wait on subprocesses more than they compute.
+test: $(STAMP)
+	@$(MAKE) --no-print-directory -j3 lint typecheck unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples tools
