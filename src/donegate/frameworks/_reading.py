@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 from donegate.gate.store import SessionHistory
 from donegate.instant import Instant
 from donegate.record import Record
+from donegate.session import reading
 
 if TYPE_CHECKING:
     from donegate.claim import Claim, Evidence
 
-MAX_FINDINGS_CHARS = 1500
 MAX_OUTCOME_CHARS = 4000
 
 
@@ -101,12 +101,7 @@ def facts(
 def findings(claim: Claim) -> str:
     """What the agent is told went wrong, check by check: what was observed against what was
     expected, or why the check did not count."""
-    assert claim.verdict is not None
-    parts = [
-        _finding(claim.evidence[f.index]) for f in claim.verdict.evidence if f.outcome != "match"
-    ]
-    text = "; ".join(p for p in parts if p) or (claim.verdict.reason or "the claim is not verified")
-    return text if len(text) <= MAX_FINDINGS_CHARS else text[: MAX_FINDINGS_CHARS - 3] + "..."
+    return reading.findings(claim, _finding)
 
 
 def _finding(item: Evidence) -> str:

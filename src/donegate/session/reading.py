@@ -8,7 +8,7 @@ count, else what it observed against what was expected.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from donegate.gate.store import SessionHistory
 from donegate.record import Record
@@ -146,11 +146,13 @@ def still_verified(writes: Sequence[ClassifiedWrite]) -> dict[str, Any]:
     }
 
 
-def findings(claim: Claim) -> str:
-    """What the agent is told went wrong, check by check: failing tests by name where known."""
+def findings(claim: Claim, describe: Callable[[Evidence], str] | None = None) -> str:
+    """What the agent is told went wrong, check by check (``describe`` says one check; by
+    default failing tests by name where known), cut at :data:`MAX_FINDINGS_CHARS`."""
     assert claim.verdict is not None
+    describe = describe or _finding
     parts = [
-        _finding(claim.evidence[f.index]) for f in claim.verdict.evidence if f.outcome != "match"
+        describe(claim.evidence[f.index]) for f in claim.verdict.evidence if f.outcome != "match"
     ]
     text = "; ".join(p for p in parts if p) or (claim.verdict.reason or "the claim is not verified")
     return text if len(text) <= MAX_FINDINGS_CHARS else text[: MAX_FINDINGS_CHARS - 3] + "..."
