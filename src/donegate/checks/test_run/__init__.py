@@ -44,6 +44,14 @@ FAILING_SHOWN = 3
 _PROVEN = _outcomes.PROVEN
 # pytest: 3 internal error, 4 usage error (a broken conftest), 5 no tests collected.
 _PYTEST_NOTHING_RAN = {3: "pytest internal error", 4: "pytest usage error", 5: "no tests collected"}
+# A shell's own statuses: what the line names is not there (127), or cannot be run (126). The
+# code under test can exit so too: never a pass, and the environment's want only when donegate
+# finds a program of the line missing itself (``_environment``).
+_NOT_FOUND = 127
+_SHELL_COULD_NOT = {
+    126: "runner not executable: the shell could not run a program of the command",
+    _NOT_FOUND: "runner not found: the shell found no program of that name",
+}
 
 
 def _count_like(key: str, value: JsonValue) -> bool:
@@ -173,7 +181,7 @@ class TestRun:
             _announce(started, context.on_spawn)
         run, reports = started.finish()
         judged = _judge(settings, run, reports, context)
-        return _environment_said(_isolation_said(judged, started), settings, context)
+        return _environment_said(_isolation_said(judged, started), settings, context, run)
 
 
 TEST_RUN = TestRun()
@@ -218,15 +226,21 @@ def _isolation_said(observation: Observation, started: Started) -> Observation:
 
 
 def _environment_said(
-    observation: Observation, settings: TestRunSettings, context: CheckContext
+    observation: Observation, settings: TestRunSettings, context: CheckContext, run: RunResult
 ) -> Observation:
     """A run that did not count, said as the environment's want when that is its cause, with
     ``environment`` in its detail (the gate then lets the stop go unverified and tells the
     person: sending the agent back would change nothing)."""
-    if observation.observed is not None or isinstance(settings.command, str):
+    if observation.observed is not None:
         return observation
     project = (context.base_dir, context.run_dir)
-    lack = _environment.missing(settings.command, settings.env, project, settings.is_pytest())
+    if isinstance(settings.command, str):
+        if run.returncode != _NOT_FOUND:  # a shell finds its programs only when it runs them
+            return observation
+        cwd = context.run_dir / (settings.cwd or ".")
+        lack = _environment.missing_in_shell(settings.command, settings.env, project, cwd)
+    else:
+        lack = _environment.missing(settings.command, settings.env, project, settings.is_pytest())
     if lack is None:
         return observation
     if lack.in_project:  # the agent's tree, which it can restore: told to the agent
@@ -314,8 +328,8 @@ def _why_not_a_run(settings: TestRunSettings, run: RunResult) -> str | None:
     assert run.returncode is not None
     if run.returncode < 0:
         return f"killed by signal {-run.returncode}"
-    if settings.shell and run.returncode in (126, 127):
-        return f"the shell could not run the command (exit {run.returncode})"
+    if settings.shell and run.returncode in _SHELL_COULD_NOT:
+        return f"{_SHELL_COULD_NOT[run.returncode]} (exit {run.returncode})"
     if settings.is_pytest() and run.returncode in _PYTEST_NOTHING_RAN:
         return f"{_PYTEST_NOTHING_RAN[run.returncode]} (pytest exit {run.returncode}): no test ran"
     return None

@@ -2,7 +2,10 @@
 
 Two such wants are told: the command's program is not installed (not found on ``PATH``), and the
 interpreter of a ``python -m pytest`` command has no pytest. Either is said to the person, since
-the agent cannot fix it, and the stop is let go as not verified rather than sent back.
+the agent cannot fix it, and the stop is let go as not verified rather than sent back. A shell
+line (``shell = true``) that exits 127 is asked the first: each program its simple commands start
+is looked up here, never read from what the run printed (the code under test can print "command
+not found" and exit 127 too).
 
 Said only of what lies outside the project: a program or an interpreter inside it (a virtualenv,
 ``node_modules/.bin``) the agent can have removed, and can restore, so a failure there stays the
@@ -13,6 +16,7 @@ the stop is never verified, and the person is told what is missing.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -55,6 +59,63 @@ def missing(
             _inside(program, project),
         )
     return None
+
+
+def missing_in_shell(
+    line: str, env: Mapping[str, str], project: Sequence[Path], cwd: Path
+) -> Lack | None:
+    """What the shell line ``line``, run in ``cwd``, lacked, if a program it starts is not
+    installed."""
+    for program in programs(line):
+        written = os.path.join(cwd, program) if "/" in program else program
+        lack = missing([written], env, project, pytest_run=False)
+        if lack is not None:
+            return Lack(f"the test command's program {program!r} is not installed", lack.in_project)
+    return None
+
+
+# Words that start a simple command without being its program: the program is a later word.
+_PREFIXES = frozenset({"!", "{", "(", "if", "then", "elif", "else", "while", "until", "do"})
+_WRAPPERS = frozenset({"exec", "command", "env", "time", "nohup"})
+# Shell builtins and keywords: nothing on PATH to look for.
+_BUILTINS = frozenset(
+    {"cd", "true", "false", ":", ".", "source", "export", "set", "unset", "echo", "printf",
+     "test", "[", "[[", "exit", "return", "eval", "ulimit", "umask", "wait", "}", ")", "fi",
+     "done", "for", "case", "esac", "in", "shift", "read", "trap", "local", "declare"}
+)  # fmt: skip
+_PUNCTUATION = "();&|"
+
+
+def programs(line: str) -> list[str]:
+    """The programs the simple commands of a shell line start, in order, each once (none when
+    the line does not split as shell words)."""
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=_PUNCTUATION)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        return []
+    found: list[str] = []
+    expecting = True  # the next word may be a command's program
+    for word in words:
+        if set(word) <= set(_PUNCTUATION):
+            expecting = True
+        elif expecting and not _leads(word):
+            expecting = False
+            if word not in _BUILTINS and word not in found:
+                found.append(word)
+    return found
+
+
+def _leads(word: str) -> bool:
+    """Whether ``word`` comes before a command's program (a keyword, a wrapper such as ``env``
+    or ``exec``, its option, a variable assignment)."""
+    return word in _PREFIXES or word in _WRAPPERS or word.startswith("-") or _assignment(word)
+
+
+def _assignment(word: str) -> bool:
+    name, equals, _ = word.partition("=")
+    return bool(equals) and name.isidentifier()
 
 
 def _inside(program: str, project: Sequence[Path]) -> bool:
