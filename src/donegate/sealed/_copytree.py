@@ -16,14 +16,17 @@ runner files and importable code are never linked: they must come through the sn
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import hashlib
 import os
+import shutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from donegate.globs import PathFilter
 from donegate.record import Record
@@ -74,7 +77,11 @@ def blob_hasher(algorithm: str, size: int) -> hashlib._Hash:
 
 
 class TreeCopier:
-    """Copies ``entries`` (path -> expected digest) from ``live`` to ``copy``."""
+    """Copies ``entries`` (path -> expected digest) from ``live`` to ``copy``.
+
+    ``written`` holds, for each file copied whose bytes matched, its digest and the copy's
+    ``fstat`` just after writing (what a kept copy records: see :mod:`donegate.sealed._kept`).
+    """
 
     def __init__(self, live: Path, copy: Path, algorithm: str) -> None:
         self.live = live
@@ -82,14 +89,24 @@ class TreeCopier:
         self.algorithm = algorithm
         self.can_clone = True
         self.dirs: set[str] = set()
+        self.written: dict[str, tuple[str, os.stat_result]] = {}
 
-    def run(self, entries: dict[str, str]) -> Copied:
-        """Copy every entry; then link what the snapshot left out of the copied directories."""
-        dirs = self.dirs = _directories(entries)
-        for rel in sorted(dirs):
-            if rel:
-                os.mkdir(self._copy_path(rel), 0o700)
-        items = sorted(entries.items())
+    def run(
+        self,
+        entries: dict[str, str],
+        *,
+        present: Iterable[str] = (),
+        made: Iterable[str] = ("",),
+        dirs: set[str] | None = None,
+    ) -> Copied:
+        """Copy every entry but those ``present`` (already in the copy, with their bytes), into
+        the directories ``made`` and the others it makes; then link what the snapshot left out
+        of the copied directories. ``dirs``: the entries' :func:`directories`, if known."""
+        dirs = self.dirs = directories(entries) if dirs is None else dirs
+        for rel in sorted(dirs.difference(made)):
+            os.mkdir(self._copy_path(rel), 0o700)
+        skip = set(present)
+        items = sorted(item for item in entries.items() if item[0] not in skip)
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             results = pool.map(self._one, [items[i::WORKERS] for i in range(WORKERS)])
             findings = [f for batch in results for f in batch]
@@ -160,6 +177,8 @@ class TreeCopier:
         dst = os.open(self._copy_path(rel), os.O_RDWR | os.O_CREAT | os.O_EXCL, mode)
         try:
             got = self._transfer(src, dst, st.st_size)
+            if got == digest:
+                self.written[rel] = (digest, os.fstat(dst))
         finally:
             os.close(dst)
         return None if got == digest else _changed(rel, digest, got)
@@ -209,14 +228,14 @@ def _children(path: str) -> Iterable[str]:
         return []
 
 
-def _directories(entries: Iterable[str]) -> set[str]:
+def directories(entries: Iterable[str]) -> set[str]:
     """Every directory that holds an entry, ``""`` (the root) included."""
     dirs = {""}
-    for rel in entries:
-        parent = os.path.dirname(rel)
-        while parent not in dirs:
-            dirs.add(parent)
-            parent = os.path.dirname(parent)
+    for parent in {rel.rpartition("/")[0] for rel in entries}:
+        missing = parent
+        while missing not in dirs:
+            dirs.add(missing)
+            missing = missing.rpartition("/")[0]
     return dirs
 
 
@@ -248,3 +267,17 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def remove(path: Path) -> None:
+    """Remove a tree, even one whose tests made directories read-only."""
+    shutil.rmtree(path, onerror=_writable_and_retry)
+
+
+def _writable_and_retry(func: Callable[..., Any], path: str, _exc: Any) -> None:
+    with contextlib.suppress(OSError):
+        parent = os.path.dirname(path)
+        os.chmod(parent, stat.S_IRWXU)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, stat.S_IRWXU)
+        func(path)

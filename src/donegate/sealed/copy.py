@@ -15,6 +15,11 @@ other ignored paths are linked to the live tree (see :mod:`donegate.sealed._copy
 
 The copy is removed when the ``with`` block ends, whatever ends it. A copy whose owner died (a
 hook killed mid-check) is removed by the next seal: each owner holds a lock on its copy.
+
+With ``keep``, for an agent that cannot write the state directory, the workspace's copy is kept
+(``<state>/sealed/kept-<key>/``) and the next seal brings it up to date with only what changed
+(see :mod:`donegate.sealed._kept`): sealing then costs in proportion to the change, not to the
+tree. A kept copy unused for :data:`KEEP_FOR_S`, or whose workspace is gone, is swept.
 """
 
 from __future__ import annotations
@@ -22,19 +27,20 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import hashlib
 import os
-import shutil
 import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from donegate import statedir
+from donegate.sealed import _kept
 from donegate.sealed._bytecode import STORE_DIR
-from donegate.sealed._copytree import TreeCopier
+from donegate.sealed._copytree import TreeCopier, directories, remove
 from donegate.sealed._importroots import import_roots, site_dirs_of
 from donegate.sealed._lock import held
 
@@ -45,6 +51,9 @@ SEALED_DIR = "sealed"
 LOCK_FILE = "lock"
 # A copy younger than this may still be taking its lock: never swept.
 SWEEP_AFTER_S = 60.0
+KEPT_PREFIX = "kept-"
+WORKSPACE_FILE = "workspace"  # a kept copy's workspace path, to sweep it once that is gone
+KEEP_FOR_S = 14 * 24 * 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,14 +96,24 @@ def seal(
     *,
     state_dir: str | Path | None = None,
     site_dirs: Iterable[Path] | None = None,
+    keep: bool = False,
 ) -> Iterator[Sealed]:
     """A private copy of ``snapshot``'s files, checked byte for byte, removed afterwards.
 
     ``state_dir`` defaults to donegate's state directory; ``site_dirs`` (where to look for the
     project's editable installs) to its in-tree virtualenvs, ``$VIRTUAL_ENV`` and donegate's own.
+    ``keep``: the workspace's kept copy, brought up to date, and kept afterwards; only for an
+    agent that cannot write the state directory. While another seal uses it, a fresh copy.
     """
     parent = _sealed_dir(state_dir)
     sweep(parent)
+    if keep:
+        place = _real_dir(parent / f"{KEPT_PREFIX}{_key(Path(snapshot.root))}")
+        with held(place / LOCK_FILE, wait=False) as mine:
+            if mine:
+                built = _refresh(snapshot, place, site_dirs)
+                yield dataclasses.replace(built, bytecode=parent.parent / STORE_DIR)
+                return
     place = Path(tempfile.mkdtemp(prefix="seal-", dir=parent))
     with held(place / LOCK_FILE, wait=True):
         try:
@@ -102,6 +121,24 @@ def seal(
             yield dataclasses.replace(built, bytecode=parent.parent / STORE_DIR)
         finally:
             remove(place)
+
+
+def _real_dir(path: Path) -> Path:
+    """``path``, made a directory of its own if it is missing or anything else (a link, say)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        pass
+    else:
+        if stat.S_ISDIR(st.st_mode):
+            return path
+        os.unlink(path)
+    os.mkdir(path, 0o700)
+    return path
+
+
+def _key(workspace: Path) -> str:
+    return hashlib.sha256(os.fsencode(workspace.resolve())).hexdigest()[:20]
 
 
 def _sealed_dir(state_dir: str | Path | None) -> Path:
@@ -123,6 +160,34 @@ def _build(snapshot: Snapshot, place: Path, site_dirs: Iterable[Path] | None) ->
         roots = import_roots(live, copy, place / "imports", dirs)
     except OSError as exc:  # fail closed: no copy, no sealed run
         finding = f"could not make the sealed copy: {exc.strerror or exc} ({exc.filename})"
+        return Sealed(copy, (), [finding], live)
+    findings = [_printable(f) for f in (*copied.findings, *roots.findings)]
+    return Sealed(copy, roots.pythonpath, findings, live, tuple(copied.linked))
+
+
+def _refresh(snapshot: Snapshot, place: Path, site_dirs: Iterable[Path] | None) -> Sealed:
+    """The kept copy at ``place``, made to hold ``snapshot``'s files and nothing else."""
+    live = Path(snapshot.root)
+    copy = place / "tree"
+    began = _kept.began()
+    try:
+        manifest = _kept.take_manifest(place)
+        (place / WORKSPACE_FILE).write_bytes(os.fsencode(live.resolve()))
+        _real_dir(copy)
+        entries = {path: (entry.digest, entry.mode) for path, entry in snapshot.entries.items()}
+        digests = {path: digest for path, (digest, _) in entries.items()}
+        dirs = directories(digests)
+        pruned = _kept.prune(copy, entries, dirs, manifest, snapshot.algorithm)
+        copier = TreeCopier(live, copy, snapshot.algorithm)
+        copied = copier.run(digests, present=pruned.files, made=pruned.dirs, dirs=dirs)
+        files = dict(pruned.files)
+        files.update((rel, _kept.kept(*written)) for rel, written in copier.written.items())
+        _kept.write_manifest(place, files, began)
+        _kept.clear(place / "imports")
+        sites = site_dirs_of(live) if site_dirs is None else site_dirs
+        roots = import_roots(live, copy, place / "imports", sites)
+    except OSError as exc:  # fail closed: no copy, no sealed run
+        finding = f"could not update the kept copy: {exc.strerror or exc} ({exc.filename})"
         return Sealed(copy, (), [finding], live)
     findings = [_printable(f) for f in (*copied.findings, *roots.findings)]
     return Sealed(copy, roots.pythonpath, findings, live, tuple(copied.linked))
@@ -152,7 +217,10 @@ def _listing(parent: Path) -> list[Path]:
 
 def _abandoned(place: Path, now: float) -> bool:
     try:
-        if now - place.lstat().st_mtime < SWEEP_AFTER_S:
+        age = now - place.lstat().st_mtime
+        if age < SWEEP_AFTER_S:
+            return False
+        if place.name.startswith(KEPT_PREFIX) and age < KEEP_FOR_S and _workspace_is_there(place):
             return False
         handle = (place / LOCK_FILE).open("a")
     except FileNotFoundError:
@@ -167,15 +235,8 @@ def _abandoned(place: Path, now: float) -> bool:
         return True
 
 
-def remove(path: Path) -> None:
-    """Remove a copy, even one whose tests made directories read-only."""
-    shutil.rmtree(path, onerror=_writable_and_retry)
-
-
-def _writable_and_retry(func: Callable[..., Any], path: str, _exc: Any) -> None:
-    with contextlib.suppress(OSError):
-        parent = os.path.dirname(path)
-        os.chmod(parent, stat.S_IRWXU)
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, stat.S_IRWXU)
-        func(path)
+def _workspace_is_there(place: Path) -> bool:
+    try:
+        return Path(os.fsdecode((place / WORKSPACE_FILE).read_bytes())).is_dir()
+    except OSError:
+        return False

@@ -162,7 +162,8 @@ def _verify(
         *scanning.scan(space, settings, writes),
     ]
     space.notes.extend(f"donegate: noted, not blocking: {f}" for f in found if not f.blocking)
-    return _checked(claim, settings, space, tuple(str(f) for f in found if f.blocking))
+    void_runs = tuple(str(f) for f in found if f.blocking)
+    return _checked(claim, settings, space, void_runs, keep=event.confinement is not None)
 
 
 def _facts(
@@ -176,14 +177,20 @@ def _facts(
 
 
 def _checked(
-    claim: Claim, settings: Settings, space: Workspace, void_runs: tuple[str, ...] = ()
+    claim: Claim,
+    settings: Settings,
+    space: Workspace,
+    void_runs: tuple[str, ...] = (),
+    *,
+    keep: bool = False,
 ) -> Claim:
     """``claim`` with the configured checks' evidence and its verdict.
 
     The checks run sealed: on a private copy of the exact bytes this stop's snapshot hashed,
     where no process of the agent can change them during the run. Without checks the claim
     still gets a verdict (unverified: nothing observed it), so that the receipt says what was
-    written and that nothing confirmed it.
+    written and that nothing confirmed it. ``keep`` (the agent is confined: it cannot write the
+    state directory) keeps the copy for the next stop, which then copies only what changed.
     """
     # Imported here: the claim models and the collectors are only needed when there is a write.
     from donegate.collect import collect
@@ -197,7 +204,7 @@ def _checked(
 
     source = str(settings.root / CONFIG_FILE)
     config = parse_config(settings.config_text, base_dir=settings.root, source=source)
-    with seal(space.current, state_dir=space.layout.state_dir) as sealed:
+    with seal(space.current, state_dir=space.layout.state_dir, keep=keep) as sealed:
         return collect(
             claim,
             config,

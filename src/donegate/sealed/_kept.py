@@ -1,0 +1,221 @@
+"""A sealed copy kept from stop to stop, and brought up to date with only what changed.
+
+Copying every file at every stop costs in proportion to the tree, not to the change: on a
+10,000-file tree the copy alone took longer than the tests it was made for. Where the agent cannot
+write donegate's state directory (its commands run in the host's sandbox), the copy can outlive
+the stop: at the next one it is compared with the new snapshot, every file that does not hold the
+snapshot's bytes for its path goes, and only what is missing is copied, checked against its
+digest as a fresh copy's files are.
+
+How a kept file is known to hold those bytes without reading it: the manifest written after each
+refresh records, for each file, the digest it was checked against when copied and the copy's
+stat just after writing (size, mtime, ctime, inode, mode). Writing a file moves its ctime, which
+no unprivileged process can set back, and a file made anew gets a new ctime even where it reuses
+the inode; so a file the last run changed (the checks run in this copy and may write to it) has
+another stat, and is copied again. A change made within the file system clock's tick of the
+copy's writing would leave its stat as recorded: a file whose ctime is not older than the last
+refresh's start, less a tick, is hashed again before it is kept (as git does with its racily
+clean entries); past that one reading, its stat vouches for it. The tick is the file system's:
+two seconds where it keeps whole seconds (FAT, HFS+), else a generous bound on a kernel's
+coarse clock.
+
+The manifest is trusted as the rest of the state directory is: only where no process of the agent
+can write it. Elsewhere (an unconfined agent) the caller makes a fresh copy at every stop, which
+reads every live file again; the kept copy is not used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from donegate.record import Record
+from donegate.sealed._copytree import CHUNK, blob_hasher, remove
+
+MANIFEST = "manifest.json"
+_FORMAT = "donegate-kept-copy 1"
+# A file system that keeps whole seconds (FAT ticks every two); a kernel's coarse clock ticks
+# at least every 10 ms (HZ=100), and may lag the clock donegate reads by as much.
+RACY_NS = 2_000_000_000
+FINE_RACY_NS = 50_000_000
+
+_now = time.time_ns  # the clock of the racy horizon (a seam for the tests)
+
+
+# One file of the kept copy: the digest its bytes were checked against, and the copy's stat then
+# (size, mtime, ctime, inode, mode). A plain list, as JSON reads it: a manifest holds one per
+# file of the tree, read and written at every stop.
+Kept = list[str | int]
+
+
+def kept(digest: str, st: os.stat_result) -> Kept:
+    """The record of a file just written with ``digest``'s bytes, from its ``fstat``."""
+    return [digest, *_stat_of(st)]
+
+
+def _stat_of(st: os.stat_result) -> list[str | int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode]
+
+
+class Manifest(Record):
+    """What the last refresh left: the files it vouches for, and its racy horizon."""
+
+    files: dict[str, Kept]
+    horizon_ns: int
+
+
+def take_manifest(place: Path) -> Manifest:
+    """The manifest of the copy at ``place``, removed from disk: a refresh that dies half-way
+    leaves none, and the next one trusts no file of the copy. Unreadable: an empty one."""
+    path = place / MANIFEST
+    empty = Manifest({}, 0)
+    try:
+        text = path.read_text(encoding="utf-8")
+        path.unlink()
+    except (OSError, UnicodeDecodeError):
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return empty
+    try:
+        data = json.loads(text)
+        if data.get("format") != _FORMAT:
+            return empty
+        files = data["files"]  # rows are checked as they are used: a malformed one matches none
+        if not isinstance(files, dict):
+            return empty
+        return Manifest(files, int(data["horizon_ns"]))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return empty
+
+
+def write_manifest(place: Path, files: Mapping[str, Kept], began_ns: int) -> None:
+    """Record ``files`` as the copy holds them, for a refresh that began at ``began_ns``."""
+    # Every stat recorded was taken after the refresh began, or was trusted under the previous
+    # horizon, which is older: this refresh's horizon holds for all of them.
+    # The file system's tick, read off a file just written: whole seconds, or finer.
+    temporary = place / f".{MANIFEST}.tmp"
+    temporary.write_bytes(b"")
+    whole_seconds = os.stat(temporary).st_ctime_ns % 1_000_000_000 == 0
+    data = {
+        "format": _FORMAT,
+        "horizon_ns": max(0, began_ns - (RACY_NS if whole_seconds else FINE_RACY_NS)),
+        "files": files,
+    }
+    temporary.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    os.replace(temporary, place / MANIFEST)
+
+
+class Pruned(Record):
+    """What a kept copy still holds for the new snapshot: files (with their records) and dirs."""
+
+    files: dict[str, Kept]
+    dirs: set[str]
+
+
+def prune(
+    copy: Path,
+    entries: Mapping[str, tuple[str, int]],
+    dirs: set[str],
+    manifest: Manifest,
+    algorithm: str,
+) -> Pruned:
+    """Remove from ``copy`` everything that is not the snapshot's bytes at its path.
+
+    ``entries`` maps each path of the snapshot to its digest and its live mode (-1 unknown);
+    ``dirs`` are the directories that hold them. Kept: directories in ``dirs`` and regular files
+    the manifest vouches for with the entry's digest. Gone: every other file, directory, link
+    (links are made anew at each refresh, from the snapshot and the live tree) or special file.
+    """
+    files: dict[str, Kept] = {}
+    present = {""}
+    _writable_dir(copy)
+    stack = [""]
+    while stack:
+        where = stack.pop()
+        with os.scandir(copy / where if where else copy) as found:
+            children = list(found)
+        for child in children:
+            rel = f"{where}/{child.name}" if where else child.name
+            st = child.stat(follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode) and rel in dirs:
+                if st.st_mode & stat.S_IRWXU != stat.S_IRWXU:
+                    os.chmod(child.path, stat.S_IRWXU)  # a test may have made it read-only
+                present.add(rel)
+                stack.append(rel)
+                continue
+            record = _vouched(rel, st, entries, manifest, child.path, algorithm)
+            if record is not None:
+                files[rel] = record
+                continue
+            _remove(child.path, st)
+    return Pruned(files, present)
+
+
+def _vouched(
+    rel: str,
+    st: os.stat_result,
+    entries: Mapping[str, tuple[str, int]],
+    manifest: Manifest,
+    path: str,
+    algorithm: str,
+) -> Kept | None:
+    """The record of a kept file still holding the entry's bytes, else None (it must go)."""
+    entry = entries.get(rel)
+    record = manifest.files.get(rel)
+    if entry is None or type(record) is not list or record[1:] != _stat_of(st):
+        return None
+    if record[0] != entry[0]:
+        return None
+    live_mode = entry[1]
+    if live_mode != -1 and stat.S_IMODE(st.st_mode) != (stat.S_IMODE(live_mode) | 0o600):
+        return None  # the live file's mode changed (made executable, say): copy it again
+    if st.st_ctime_ns >= manifest.horizon_ns and _digest(path, st.st_size, algorithm) != entry[0]:
+        return None  # racily clean: its stat could hide a change made just after it was taken
+    return record
+
+
+def _digest(path: str, size: int, algorithm: str) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        h = blob_hasher(algorithm, size)
+        read = 0
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+            read += len(chunk)
+    return h.hexdigest() if read == size else None
+
+
+def _writable_dir(path: Path) -> None:
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotADirectoryError(f"the kept copy is not a directory: {path}")
+    if st.st_mode & stat.S_IRWXU != stat.S_IRWXU:
+        os.chmod(path, stat.S_IRWXU)
+
+
+def _remove(path: str, st: os.stat_result) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        remove(Path(path))
+    else:
+        os.unlink(path)
+
+
+def began() -> int:
+    """The moment a refresh begins, on the racy horizon's clock."""
+    return _now()
+
+
+def clear(path: Path) -> None:
+    """Remove a directory of the kept place that is rebuilt at each refresh (the import links)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        remove(path)
