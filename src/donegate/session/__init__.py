@@ -36,7 +36,8 @@ def on_stop(event: HookEvent, state_dir: Path) -> StopResult:
 
 def on_start(event: HookEvent, state_dir: Path) -> str | None:
     """Session start or a new prompt: pin the root and configuration, take the baseline; what
-    the person should hear (the tree moved after a verified stop), if anything.
+    the person should hear (the tree moved after a verified stop; files that judge the agent
+    changed while it did not work, now counted as the person's), if anything.
 
     A later prompt in the same session keeps the first baseline: the agent's unverified writes
     from an earlier turn stay writes.
@@ -47,7 +48,7 @@ def on_start(event: HookEvent, state_dir: Path) -> str | None:
     layout = Layout(state_dir)
     with locked(layout.lock(event.session_id)):
         space = Workspace.open(layout, event)
-        space.settings()
+        settings = space.settings()
         _, changed = space.look()
         # A host that hands the agent the reason of a block as its next prompt: no person spoke.
         if event.prompt and not space.is_sent_back(event.prompt):
@@ -55,9 +56,10 @@ def on_start(event: HookEvent, state_dir: Path) -> str | None:
             space.open_turn()
     if not changed:
         return None
-    from donegate.session import drift
+    from donegate.session import drift, handover
 
-    return drift.note(state_dir, space.root, changed)
+    said = [drift.note(state_dir, space.root, changed), handover.note(settings, changed)]
+    return "\n".join(s for s in said if s) or None
 
 
 def on_tool_use(event: HookEvent, state_dir: Path) -> None:
