@@ -184,7 +184,11 @@ def _in_copy(context: CheckContext, sealed: Sealed) -> CheckContext:
     if workdir is None:  # nothing to run on: _unsealed_why refuses every check
         return context
     return dataclasses.replace(
-        context, workdir=workdir, pythonpath=sealed.pythonpath, bytecode=sealed.bytecode
+        context,
+        workdir=workdir,
+        workdir_lasts=sealed.lasting,
+        pythonpath=sealed.pythonpath,
+        bytecode=sealed.bytecode,
     )
 
 

@@ -275,3 +275,22 @@ def test_a_confined_agent_s_stops_keep_the_copy_and_each_judges_its_own_tree(
     verdicts = [stop_verdict(repo, state_dir, fix) for fix in (wrong, demo.FIXED, wrong)]
     assert verdicts == ["refuted", "verified", "refuted"]
     assert (kept_places(state_dir) != []) is confined
+
+
+def learned(state_dir: Path) -> str:
+    """Every source the bytecode store keeps donegate's compile of, one per line."""
+    return "\n".join(p.read_text() for p in (state_dir / "bytecode").glob("*/prefixes/*.list"))
+
+
+def test_the_code_of_a_kept_copy_keeps_its_bytecode_from_run_to_run(tmp_path: Path) -> None:
+    """A fresh copy has a new path at every run, so its compiles are never kept; a kept copy
+    is at the same path next time, and its modules' compiles are learned like a library's."""
+    live = project(tmp_path / "live", FIXED)
+    fresh, kept = tmp_path / "fresh", tmp_path / "kept"
+    for state_dir, keep in ((fresh, False), (kept, True)):
+        for _ in range(2):
+            with seal(Snapshot.take(live), state_dir=state_dir, site_dirs=(), keep=keep) as sealed:
+                assert run_collect(live, sealed) == "verified"
+    assert "src/calc.cpython" not in learned(fresh)
+    assert f"{KEPT_PREFIX}" in learned(kept)
+    assert "tree/src/calc.cpython" in learned(kept)

@@ -61,6 +61,8 @@ class CheckContext:
     ``workdir``, when set, is a sealed copy of ``base_dir`` (the exact bytes donegate hashed at a
     stop, where no process of the agent can change them): commands run there instead, with
     ``pythonpath`` put first so that the code under test is imported from the copy.
+    ``workdir_lasts``: the copy is kept from stop to stop at the same path, so what a run
+    compiles there is worth keeping for the next.
     ``tainted`` holds paths (relative to ``base_dir``) whose content an agent wrote and no person
     has accepted: a check whose judge reads one of them (a runner file, a protected test) does not
     count. ``bytecode``, when set, is where donegate keeps the bytecode it compiled for earlier
@@ -77,6 +79,7 @@ class CheckContext:
     mutations: tuple[Mutation, ...] = ()
     redactor: Redactor = NO_SECRETS
     workdir: Path | None = None
+    workdir_lasts: bool = False
     pythonpath: tuple[str, ...] = ()
     tainted: frozenset[str] = frozenset()
     bytecode: Path | None = None

@@ -92,6 +92,7 @@ class Place(Record):
     tainted: frozenset[str] = frozenset()
     pythonpath: tuple[str, ...] = ()
     bytecode: Path | None = None
+    lasting: bool = False  # run_dir is a kept sealed copy: the same path at the next run
 
 
 class Refusal(Record):
@@ -239,12 +240,15 @@ def _bytecode_prefix(
     command = launch.command if isinstance(launch.command, str) else list(launch.command)
     key = json.dumps([command, launch.cwd])
     # The store keeps what has the same path at the next run: not this run's scratch, nor a
-    # sealed copy (a new path at every run). A project run in place keeps its compiles, checked
-    # against their sources before each run as the libraries' are (the agent can write either):
-    # rewriting a 50-test module's assertions costs pytest some 20 ms at every run.
-    fleeting = [scratch, *map(Path, place.pythonpath)]
-    if place.run_dir != place.base_dir:
-        fleeting += [place.base_dir, place.run_dir]
+    # fresh sealed copy (a new path at every run). A project run in place, or in a kept copy,
+    # keeps its compiles, checked against their sources before each run as the libraries' are
+    # (the agent can write either): rewriting a 50-test module's assertions costs pytest some
+    # 20 ms at every run, and a project's own modules are compiled anew at every fresh copy.
+    fleeting = [scratch]
+    if not place.lasting:
+        fleeting += map(Path, place.pythonpath)
+        if place.run_dir != place.base_dir:
+            fleeting += [place.base_dir, place.run_dir]
     # The witness is the same at every run, under a new name: its compile is kept as "witness".
     ours = {} if witness is None else {witness.plugin_dir / f"{witness.module}.py": "witness"}
     return _bytecode.run_prefix(place.bytecode, key, scratch / "pycache", fleeting, ours)

@@ -63,7 +63,8 @@ class Sealed:
     ``root`` is the copy of ``workspace``; ``pythonpath`` the import roots to put first so that
     the code under test is imported from the copy; ``findings`` say why a run on this copy would
     not be a run on the hashed bytes (empty when it would be); ``linked`` lists the ignored paths
-    linked to the live tree; ``bytecode`` is the state directory's bytecode store, for the runs.
+    linked to the live tree; ``bytecode`` is the state directory's bytecode store, for the runs;
+    ``lasting``: the copy is kept at this path for the next stop (see ``keep``).
     """
 
     root: Path
@@ -72,6 +73,7 @@ class Sealed:
     workspace: Path
     linked: tuple[str, ...] = ()
     bytecode: Path | None = None
+    lasting: bool = False
 
     @property
     def counts(self) -> bool:
@@ -190,7 +192,7 @@ def _refresh(snapshot: Snapshot, place: Path, site_dirs: Iterable[Path] | None) 
         finding = f"could not update the kept copy: {exc.strerror or exc} ({exc.filename})"
         return Sealed(copy, (), [finding], live)
     findings = [_printable(f) for f in (*copied.findings, *roots.findings)]
-    return Sealed(copy, roots.pythonpath, findings, live, tuple(copied.linked))
+    return Sealed(copy, roots.pythonpath, findings, live, tuple(copied.linked), lasting=True)
 
 
 def _printable(text: str) -> str:

@@ -195,6 +195,7 @@ def _place(context: CheckContext) -> Place:
         tainted=context.tainted,
         pythonpath=context.pythonpath,
         bytecode=context.bytecode,
+        lasting=context.workdir is not None and context.workdir_lasts,
     )
 
 
