@@ -10,8 +10,10 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -134,6 +136,99 @@ def test_a_machine_without_the_sandbox_is_said_and_required_fails_closed(
     assert required.verdict.state == "unverified"
     assert only(required).verifier.kind == "absent"
     assert "cannot be isolated" in str(detail(only(required))["why_not_counted"])
+
+
+def _planting(answer: str) -> str:
+    """Code under test that reads the answer from ``answer`` if a run before it left one there,
+    and otherwise leaves it for the next run (this run fails)."""
+    lines = [
+        "import os",
+        f"path = {answer}",
+        "if os.path.exists(path):",
+        "    return int(open(path).read())",
+        "os.makedirs(os.path.dirname(path), exist_ok=True)",
+        "open(path, 'w').write('42')",
+        "return 0",
+    ]
+    return ("\n" + " " * 16).join(lines)
+
+
+@pytest.fixture
+def home() -> Iterator[Path]:
+    """A home of the run's own outside ``/tmp`` (which the sandbox replaces with its own), as a
+    person's is: seen by the run, read-only but for what the sandbox makes writable."""
+    made = Path(tempfile.mkdtemp(prefix="donegate-home-", dir="/var/tmp"))
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made)
+
+
+def _files(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file()]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "os.path.expanduser('~/.cache/calc/answer')",
+        "os.path.join(os.environ.get('XDG_CACHE_HOME', os.path.expanduser('~/.cache')), 'a')",
+        "os.path.join(os.environ.get('PIP_CACHE_DIR', os.path.expanduser('~/.cache/pip')), 'a')",
+        "os.path.join(os.environ.get('GOCACHE', os.path.expanduser('~/.cache/go-build')), 'a')",
+    ],
+    ids=["home-cache", "xdg-cache", "pip-cache", "go-cache"],
+)
+def test_a_cache_entry_one_run_plants_is_not_there_for_the_next(
+    tmp_path: Path, home: Path, answer: str
+) -> None:
+    (home / ".cache" / "go-build").mkdir(parents=True)  # the person's own Go cache
+    project = write(tmp_path / "p", cheat(_planting(answer)))
+    env = f"env = {{ HOME = {json.dumps(str(home))} }}"
+    off = check(f'isolation = "off"\n{env}')
+    assert state(off, project) == "refuted"  # the first run plants the answer...
+    assert state(off, project) == "verified"  # ...that the next one reads: the attack works
+    for planted in _files(home):
+        planted.unlink()
+    assert state(check(env), project) != "verified"
+    assert state(check(env), project) != "verified"
+    assert not _files(home)  # nothing of either run is left for a later one
+
+
+def test_a_cache_entry_the_agent_left_is_not_read_by_the_run(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = home / ".cache"
+    cache.mkdir()
+    (cache / "answer").write_text("42")  # by the agent's own shell, outside any run
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))  # as the hook inherits it from the host
+    read = "import os; return int(open(os.environ['XDG_CACHE_HOME'] + '/answer').read())"
+    project = write(tmp_path / "p", cheat(read))
+    env = f"env = {{ HOME = {json.dumps(str(home))} }}"
+    assert state(check(f'isolation = "off"\n{env}'), project) == "verified"
+    assert state(check(env), project) != "verified"
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["no-cache", "the-persons-go-cache"])
+def test_go_builds_under_the_sandbox_and_leave_the_cache_as_it_was(
+    tmp_path: Path, home: Path, warm: bool
+) -> None:
+    from tests.checks import runner_projects as rp
+
+    go = rp.need("go", "CI installs Debian's golang-go in .ci/run")
+    project = write(tmp_path / "p", rp.GO)
+    cache = home / ".cache" / "go-build"
+    if warm:  # the person's own build of the project fills their cache
+        built = {**os.environ, "HOME": str(home), "GOCACHE": str(cache)}
+        subprocess.run([go, "test", "./..."], cwd=project, env=built, check=True)
+    before = sorted(_files(home))
+    command = json.dumps([go, "test", "./..."])
+    env = f'env = {{ HOME = {json.dumps(str(home))}, GOFLAGS = "-count=1" }}'
+    project.joinpath("sum", "sum.go").write_text(rp.GO["sum/sum.go"] + "\n// changed\n")
+    done = only(collect_one(check(env, command), project, "sum/sum.go"))
+    assert detail(done)["isolated_by"] == "bubblewrap"
+    counts = {"passed": 2, "failed": 0, "errors": 0, "skipped": 1}
+    assert done.observed_value == {"exit_code": 0, **counts}, detail(done)["output_tail"]
+    assert sorted(_files(home)) == before  # the person's cache is left as it was
 
 
 def _python_with_user_site(tmp_path: Path) -> Path:

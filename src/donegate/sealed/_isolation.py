@@ -4,9 +4,21 @@ The code under test is the agent's. Run as the same user, it could read a file t
 outside the tree (in ``/tmp``, in the user's site-packages), write into the real workspace or
 donegate's state while the judge runs, or ask a server what the answer is. On Linux with
 bubblewrap, a run sees the whole file system read-only but for its own places (the copy it runs
-in, its scratch directory, the build caches under ``~/.cache``, what the team names), a ``/tmp``
-and ``/dev/shm`` of its own, its own process and network namespaces (no network unless the team
-names it), and Python without the user's site-packages.
+in, its scratch directory, what the team names), a ``/tmp`` and ``/dev/shm`` of its own, build
+caches of its own, its own process and network namespaces (no network unless the team names it),
+and Python without the user's site-packages.
+
+The caches are the run's own, empty at its start and gone at its end. A cache the run could
+write (go's, pip's, under ``~/.cache``) is one where the code under test plants an entry that a
+later run reads as the toolchain's own work; one it reads that the agent can write, outside any
+run, is the same plant made sooner. So ``~/.cache`` is read-only like the rest of the home, and
+the variables that name a cache point into the run's private ``/tmp``, whoever set them. The
+price is Go's: a run compiles its packages again each time (measured on Go 1.19, whose standard
+library comes prebuilt, `go test` of an edited package went from 0.5 s to 2.9 s, and from 0.9 s
+to 7.2 s for one that tests an HTTP server; Go 1.20+ also builds the standard library into the
+cache). Go needs its cache writable (a read-only one fails as soon as it misses an entry), so a
+cache kept for speed would need a step of donegate's that fills it without running the code
+under test, and a copy per run.
 
 Whether the machine can do this is asked once per process, by running donegate's own ``true``
 in such a sandbox: never by reading what the command printed, which the code under test writes.
@@ -28,9 +40,9 @@ Mode = Literal["auto", "required", "off"]
 MODES: tuple[Mode, ...] = ("auto", "required", "off")
 BY = "bubblewrap"
 _PROBE_TIMEOUT_S = 10.0
-# Build caches the toolchains keep under the home (go's GOCACHE, pip's, ...): writable, as a
-# run without them would rebuild the standard library at every stop.
-_CACHES = ".cache"
+# The run's own caches, in its private /tmp; each variable, and where under them it points.
+PRIVATE_CACHE = "/tmp/.cache"
+_CACHES = {"XDG_CACHE_HOME": "", "GOCACHE": "go-build", "PIP_CACHE_DIR": "pip"}
 
 
 class Isolation(Record):
@@ -75,19 +87,19 @@ def wrap(
         why = why_not or "bubblewrap (bwrap) is not installed"
         return Outcome([] if isolation.mode == "required" else list(argv), why_not=why)
     places = [*writable, *map(Path, isolation.writable)]
-    home = env.get("HOME")
-    if home:
-        places.append(Path(home) / _CACHES)
     seen = [*visible, *_homes(program), *map(Path, {sys.prefix, sys.base_prefix})]
     sandbox = _sandbox(bwrap, places, seen, network=isolation.network)
     return Outcome([*sandbox, "--", *argv], by=BY)
 
 
 def environment(env: dict[str, str]) -> None:
-    """What a command run isolated is told of its place: its ``/tmp``, and no user site."""
+    """What a command run isolated is told of its place: its ``/tmp``, caches of its own in it,
+    and no user site."""
     for name in ("TMPDIR", "TEMP", "TMP"):
         if name in env:
             env[name] = "/tmp"
+    for name, under in _CACHES.items():
+        env[name] = f"{PRIVATE_CACHE}/{under}".rstrip("/")
     # The user's site-packages: a .pth file there runs in every Python that starts.
     env["PYTHONNOUSERSITE"] = "1"
 
