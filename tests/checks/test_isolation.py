@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from donegate.errors import InvalidInput
 from donegate.sealed import _isolation
-from tests.checks.support import collect_one, detail, only, write
+from tests.checks.support import collect_one, config_from, detail, only, write
 
 pytestmark = pytest.mark.skipif(
     _isolation.bubblewrap() is None, reason="bubblewrap is not installed (.ci/run installs it)"
@@ -229,6 +230,14 @@ def test_go_builds_under_the_sandbox_and_leave_the_cache_as_it_was(
     counts = {"passed": 2, "failed": 0, "errors": 0, "skipped": 1}
     assert done.observed_value == {"exit_code": 0, **counts}, detail(done)["output_tail"]
     assert sorted(_files(home)) == before  # the person's cache is left as it was
+
+
+def test_a_relative_writable_place_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(
+        InvalidInput, match=r"writable\[0\]: .*got 'build/out', expected an absolute path"
+    ):
+        config_from(check('writable = ["build/out"]'), tmp_path)
+    config_from(check(f"writable = [{json.dumps(str(tmp_path))}]"), tmp_path)
 
 
 def _python_with_user_site(tmp_path: Path) -> Path:

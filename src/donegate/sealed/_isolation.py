@@ -48,7 +48,8 @@ _CACHES = {"XDG_CACHE_HOME": "", "GOCACHE": "go-build", "PIP_CACHE_DIR": "pip"}
 class Isolation(Record):
     """How a run is to be isolated: ``mode`` (``auto`` isolates where the machine can,
     ``required`` counts no run that is not, ``off`` never isolates), ``network`` (keep the
-    machine's network), ``writable`` (more places the run may write, absolute)."""
+    machine's network), ``writable`` (more places the run may write, absolute: the
+    configuration rejects a relative one, which would be read from wherever the hook runs)."""
 
     mode: Mode = "auto"
     network: bool = False

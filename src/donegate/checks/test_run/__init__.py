@@ -24,7 +24,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
-from pydantic import Field, JsonValue, model_validator
+from pydantic import AfterValidator, Field, JsonValue, model_validator
 
 from donegate.checks import runners
 from donegate.checks.base import CheckContext, CheckSettings, Observation, PositiveSeconds
@@ -59,6 +59,15 @@ def _count_like(key: str, value: JsonValue) -> bool:
     return key in ("exit_code", *_COUNT_KEYS) and is_int
 
 
+def _absolute(place: str) -> str:
+    if not place.startswith("/"):
+        raise ValueError(
+            f"got {place!r}, expected an absolute path (a relative one would be read from "
+            "wherever the hook happens to run)"
+        )
+    return place
+
+
 def _default_expected() -> dict[str, JsonValue]:
     return {"exit_code": 0}
 
@@ -81,7 +90,9 @@ class TestRunSettings(CheckSettings):
     # The run's own sandbox (see donegate.sealed._isolation): where the machine can, by default.
     isolation: _isolation.Mode = "auto"
     network: bool = False
-    writable: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    writable: list[Annotated[str, Field(min_length=1), AfterValidator(_absolute)]] = Field(
+        default_factory=list
+    )
     expected: dict[str, JsonValue] = Field(default_factory=_default_expected)
 
     @model_validator(mode="after")
