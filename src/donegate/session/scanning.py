@@ -84,31 +84,27 @@ def compiled(writes: Sequence[ClassifiedWrite]) -> list[Finding]:
     ]
 
 
-# Settings files a host writes itself (a person allowing a tool), which can also switch every
-# hook off: judged by what they say, not by their path.
-_LOCAL_SETTINGS = (".claude/settings.local.json",)
-
-
 def hooks_off(space: Workspace, writes: Sequence[ClassifiedWrite]) -> list[Finding]:
-    """A blocking finding for a host's local settings written to switch its hooks off: from then
-    on no stop would reach donegate at all."""
+    """A blocking finding for each write of a host's settings that keeps donegate's hooks from
+    running (judged by what it says: :mod:`donegate.session.hooksoff`): from then on no stop of
+    that host would reach donegate at all."""
     from donegate.scan import Finding
+    from donegate.session import hooksoff
 
     found = []
     for w in writes:
-        if w.write.new_digest and w.write.path in _LOCAL_SETTINGS and _disables(space, w):
-            message = "sets disableAllHooks: no stop of this host would reach donegate again"
+        if not hooksoff.watched(w.write.path):
+            continue
+        before = _old(space, w)
+        after = _text(space, w.write.path, MAX_TEST_FILE_BYTES) if w.write.new_digest else None
+        if w.write.new_digest and after is None:
+            said = ["cannot be read (too large, or not a file), and the host may read it"]
+        else:
+            said = hooksoff.reasons(w.write.path, before, after)
+        for why in said:
+            message = f"{why}: no stop of this host would reach donegate again"
             found.append(Finding(w.write.path, 0, "hooks-off", message, blocking=True))
     return found
-
-
-def _disables(space: Workspace, w: ClassifiedWrite) -> bool:
-    text = _text(space, w.write.path, MAX_TEST_FILE_BYTES)
-    try:
-        settings = json.loads(text) if text is not None else None
-    except ValueError:
-        return False
-    return isinstance(settings, dict) and settings.get("disableAllHooks") not in (None, False)
 
 
 # The project's files a host reads its sandbox from when it starts (hooks/confinement.py reads

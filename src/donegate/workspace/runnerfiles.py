@@ -52,10 +52,21 @@ JUDGE_FILES: tuple[str, ...] = (
     "/.github/hooks/*.json",
 )
 
+# The hosts' other settings that decide which hooks run (Claude Code's and Copilot CLI's local
+# settings, Codex's project config, Copilot CLI's repository settings): the hosts and people
+# write them for their own ends, so a write is judged by what it says (``session.hooksoff``),
+# and no ignore rule may hide one.
+HOST_SETTINGS: tuple[str, ...] = (
+    "/.claude/settings.local.json",
+    "/.codex/config.toml",
+    "/.github/copilot/settings.json",
+    "/.github/copilot/settings.local.json",
+)
+
 # Code an interpreter can load: seen whatever an ignore rule says (see ``WATCHED``).
 IMPORTABLE: tuple[str, ...] = ("*.py", "*.pyw", "*.pyc", "*.so", "*.pyd")
 
-# What no ignore rule may hide from a snapshot: runner files and importable code. The default
-# ignores (``venv/``, ``build/``...) still keep untracked directories of that name out of the
-# walk; the interpreter environment is digested on its own.
-WATCHED: tuple[str, ...] = (*RUNNER_FILES, *JUDGE_FILES, *IMPORTABLE)
+# What no ignore rule may hide from a snapshot: runner files, the hosts' settings and importable
+# code. The default ignores (``venv/``, ``build/``...) still keep untracked directories of that
+# name out of the walk; the interpreter environment is digested on its own.
+WATCHED: tuple[str, ...] = (*RUNNER_FILES, *JUDGE_FILES, *HOST_SETTINGS, *IMPORTABLE)
