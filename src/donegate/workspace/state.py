@@ -95,6 +95,7 @@ class WorkspaceState:
         self.journal = Journal(self._session / JOURNAL_FILE)
         # Told of a stat record that cannot be used (its path, why): the person should hear of it.
         self.on_unusable = on_unusable
+        self._judged: tuple[str, interpreter.Digest] | None = None  # (tree, digest) last seen
 
     def snapshot(self) -> Snapshot:
         """Observe the tree now, reusing the newest snapshot's digests, and cache the result."""
@@ -180,7 +181,12 @@ class WorkspaceState:
     def mark_verified(self, snapshot: Snapshot) -> None:
         """Record ``snapshot`` as verified: later, only writes since it need verifying."""
         self._save(self._session / "verified.json", snapshot)
-        self._save_environment("verified", self.environment())
+        # The environments as the writes being verified saw them, not as they are after the
+        # checks ran: a change made during the run is a write of the next stop.
+        judged = self._judged
+        if judged is None or judged[0] != snapshot.fingerprint:
+            judged = (snapshot.fingerprint, self.environment())
+        self._save_environment("verified", judged[1])
 
     def reference(self) -> Snapshot:
         """What writes are counted from: the last verified snapshot, else the baseline."""
@@ -205,6 +211,7 @@ class WorkspaceState:
         before = self._load_environment("verified") if self.has_verified() else None
         before = before if before is not None else self._load_environment("baseline")
         now = self.environment()
+        self._judged = (current.fingerprint, now)
         if before is None:  # a session from before environments were digested: from now on
             self._save_environment("baseline", now)
             return []
