@@ -147,8 +147,21 @@ def _claude(root: Path, env: Mapping[str, str]) -> Sandbox | None:
     ):
         return None
     home = _home(env)
-    writable = (root, *_tmp(env), *_paths(allow_write, root, home))
+    writable = (root, *_claude_tmp(env), *_paths(allow_write, root, home))
+    writable += tuple(home / place for place in CLAUDE_HOME_WRITABLE)
     return Sandbox("claude-code sandbox, no unsandboxed fallback", writable)
+
+
+# Where 2.1.197's box lets a command write besides the working directory and allowWrite (its
+# bwrap command, and the list in its code): its temporary folder, claude-<uid> in
+# $CLAUDE_CODE_TMPDIR, else in $TMPDIR, else /tmp (all of /tmp is counted: another version may
+# give more of it); /tmp/claude; and these two of the home, when they exist.
+CLAUDE_HOME_WRITABLE = (".claude/debug", ".npm/_logs")
+
+
+def _claude_tmp(env: Mapping[str, str]) -> tuple[Path, ...]:
+    own = [env.get(name) for name in ("CLAUDE_CODE_TMPDIR", "CLAUDE_TMPDIR")]
+    return tuple(dict.fromkeys([*_tmp(env), *(Path(p) for p in own if p)]))
 
 
 # ---- Codex: sandbox_mode of the user's layer and, in a trusted project, the project's ---------
