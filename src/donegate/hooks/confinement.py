@@ -297,15 +297,47 @@ _WANTED: dict[str, tuple[str, dict[str, bool]]] = {
 
 def claude_denials(state_dir: Path, env: Mapping[str, str]) -> tuple[str, ...]:
     """Permission rules that keep Claude Code's file tools, which no sandbox wraps, out of
-    donegate's state and out of the user's Claude Code settings (where the sandbox is set)."""
+    donegate's state and out of the user's Claude Code settings (where the sandbox is set); and
+    keep donegate's signing key from being read (:func:`_signing_keys`)."""
     home = _home(env)
     places = [state_dir, Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude")]
     rules: list[str] = []
     for place in places:
-        where = Path(os.path.abspath(place))
-        spelled = f"~/{where.relative_to(home)}" if _under(where, home) else f"/{where}"
-        rules.extend(f"{tool}({spelled}/**)" for tool in ("Edit", "Write"))
+        rules.extend(f"{tool}({_spelled(place, home)}/**)" for tool in ("Edit", "Write"))
+    rules.extend(f"Read({_spelled(key, home)})" for key in _signing_keys(state_dir, env))
     return tuple(rules)
+
+
+def claude_readable_keys(root: Path, env: Mapping[str, str], state_dir: Path) -> tuple[str, ...]:
+    """The ``Read(...)`` rules of :func:`claude_denials` for the signing key that no layer of
+    Claude Code's settings holds: the agent's commands can read what they name."""
+    held: set[str] = set()
+    for layer in claude_layers(root, env):
+        deny = _table(_json(layer), "permissions").get("deny")
+        if isinstance(deny, list):
+            held.update(rule for rule in deny if isinstance(rule, str))
+    wanted = [r for r in claude_denials(state_dir, env) if r.startswith("Read(")]
+    return tuple(r for r in wanted if r not in held)
+
+
+def _spelled(place: Path, home: Path) -> str:
+    """A path as Claude Code's permission rules spell it: ``~/`` in the home, ``//`` elsewhere."""
+    where = Path(os.path.abspath(place))
+    return f"~/{where.relative_to(home)}" if _under(where, home) else f"/{where}"
+
+
+def _signing_keys(state_dir: Path, env: Mapping[str, str]) -> list[Path]:
+    """donegate's signing key: with it the agent would sign evidence of its own making as
+    donegate's. Claude Code's sandbox reads the whole machine but what a ``Read(...)`` rule denies
+    (the rule also keeps the Read tool out); it hides a file that exists when a command starts,
+    and the rest of the state stays readable and read-only: a call of donegate from inside the
+    box still sees it, fails to write it, and says so."""
+    try:
+        from donegate.signing.keys import KEY_FILE
+    except ImportError:  # no signing here (the sign extra): no key is ever made
+        return []
+    configured = env.get("DONEGATE_SIGNING_KEY")
+    return [state_dir / KEY_FILE, *([Path(configured)] if configured else [])]
 
 
 def confine_settings(host: str, settings: dict[str, Any], path: Path) -> None:

@@ -91,6 +91,8 @@ class Doctor:
         gates = TRUST_GATES[host](self, events) if host in TRUST_GATES else []
         found.extend(gates)
         found.append(self.confined(host))
+        if host == "claude-code":
+            found.append(self.key_hidden())
         if host == "gemini-cli":
             found.extend(self.gemini_sandbox_files())
         found.append(self.fired(host, [g for g in gates if not g.ok]))
@@ -214,6 +216,20 @@ class Doctor:
             what = f"{host}: {sandbox.text}, but it lets the agent write donegate's state {state}"
             return Finding(False, what, STATE_FIX)
         return Finding(True, f"{host}: the agent is confined: {sandbox.text}")
+
+    def key_hidden(self) -> Finding:
+        """Claude Code's sandbox reads the whole machine: not donegate's signing key, with which
+        the agent would sign evidence of its own making as donegate's."""
+        try:
+            readable = confinement.claude_readable_keys(
+                self.root, os.environ, self.layout.state_dir
+            )
+        except (OSError, ValueError) as exc:  # a settings file that cannot be read
+            return Finding(False, f"claude-code: its settings cannot be read: {exc}", None)
+        if readable:
+            what = f"claude-code: the agent can read donegate's signing key: no {readable[0]}"
+            return Finding(False, what, "donegate init claude-code (denies reading it)")
+        return Finding(True, "claude-code: donegate's signing key is denied to the agent")
 
     def fired(self, host: str, gates: list[Finding] | None = None) -> Finding:
         """Whether the hooks fired; when not, whether they cannot (a gate above) or have not yet."""
