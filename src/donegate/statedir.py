@@ -2,16 +2,37 @@
 
 Precedence: an explicit directory (``--state-dir``), else ``$DONEGATE_STATE_DIR``, else
 ``$XDG_STATE_HOME/donegate``, else ``~/.local/state/donegate``.
+
+An agent's sandbox keeps the directory out of its reach: run from inside it, the commands that
+record (``donegate hook``, ``donegate accept``) cannot write it. :func:`writable` says so in words
+that end with :data:`NOT_RECORDED`, which the host's report of the agent's shell call carries to
+the next hook call outside the box.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
 from donegate.errors import InvalidInput
 
 ENV_VAR = "DONEGATE_STATE_DIR"
+NOT_RECORDED = "donegate: not recorded"
+"""The mark of a recording command that could not write the state directory (see the docstring)."""
+_UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+class Unwritable(InvalidInput):
+    """The state directory exists, or would, but cannot be written from here: inside an agent's
+    sandbox, it lies outside the places the sandbox lets a command write."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(
+            f"donegate's state directory {path} cannot be written here ({why}): nothing was "
+            "recorded. Run from inside an agent's sandbox, donegate hook and donegate accept "
+            f"record nothing; accepting is the person's act, outside it ({NOT_RECORDED})."
+        )
 
 
 def resolve(explicit: str | Path | None = None) -> Path:
@@ -36,6 +57,8 @@ def ensure(explicit: str | Path | None = None) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
+        if exc.errno in _UNWRITABLE:
+            raise Unwritable(path, _why(exc)) from None
         raise InvalidInput(
             f"state directory {path} cannot be used: {exc.strerror or exc}"
         ) from None
@@ -44,3 +67,26 @@ def ensure(explicit: str | Path | None = None) -> Path:
     if not path.is_dir():
         raise InvalidInput(f"state directory {path} cannot be used: not a directory")
     return path
+
+
+def writable(explicit: str | Path | None = None) -> Path:
+    """The state directory, created, for a command that records in it: :class:`Unwritable` when
+    no file can be made in it from here.
+
+    Tried by making one, not asked of ``access(2)``: a sandbox may refuse a write that the mount
+    and the permissions allow (Landlock, seccomp).
+    """
+    path = ensure(explicit)
+    probe = path / f".writable-{os.getpid()}"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:  # a probe of a killed process of the same pid: it could be made
+        pass
+    except OSError as exc:
+        raise Unwritable(path, _why(exc)) from None
+    os.unlink(probe)
+    return path
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)

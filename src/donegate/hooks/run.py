@@ -3,7 +3,9 @@
 The installed hooks call only that command, and it needs no command-line framework: this module
 is the whole hook path. Whatever goes wrong inside donegate, the agent is not
 trapped: the stop is allowed, the person is told in a notice, and the stop is recorded as not
-verified. A traceback never becomes the agent's feedback.
+verified. A traceback never becomes the agent's feedback. A call that cannot write donegate's
+state, as one from inside the agent's sandbox cannot, records nothing: it says so on its
+standard error and exits 1.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ if TYPE_CHECKING:
     from donegate.hooks import HostAdapter
 
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+# A hook call that cannot write donegate's state (run from inside the agent's sandbox) recorded
+# nothing, and exits so: 1, which no host reads as a block (Claude Code's is 2).
+NOT_RECORDED = 1
 
 
 def run_hook(host: str, state_dir: str | Path | None = None, *, ends_process: bool = False) -> int:
@@ -41,8 +46,11 @@ def run_hook(host: str, state_dir: str | Path | None = None, *, ends_process: bo
         notice = f"donegate could not read this hook call ({exc}); the stop was not checked."
         return _emit(host_adapter, HookAnswer.allow(notice), None)
     try:
-        state = statedir.ensure(state_dir)
+        state = statedir.writable(state_dir)
         answer = _handle(event, state, ends_process)
+    except statedir.Unwritable as exc:  # run inside the agent's box: said to whoever ran it
+        _say(f"donegate: {event.host_event} hook: {exc}")
+        return NOT_RECORDED
     except Exception as exc:  # the agent must never be trapped by donegate's own failure
         answer = _failed(event, statedir.resolve(state_dir), exc)
     return _emit(host_adapter, answer, event)

@@ -28,7 +28,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from donegate import gitlisting
+from donegate import gitlisting, statedir
 from donegate.record import Record
 from donegate.session.authorship import Authorship, Digest
 from donegate.session.layout import Layout, locked
@@ -82,7 +82,8 @@ class Acceptance:
     """What ``donegate accept`` works on: one workspace's authorship record."""
 
     def __init__(self, state_dir: Path, cwd: Path) -> None:
-        self.layout = Layout(state_dir)
+        # Where the state cannot be written (the agent's sandbox), nothing is shown or accepted.
+        self.layout = Layout(statedir.writable(state_dir))
         self.root = workspace_root(cwd)
         self.path = self.layout.authorship(self.root)
         from donegate.workspace._git import object_format
