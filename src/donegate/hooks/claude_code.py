@@ -203,8 +203,24 @@ def _tool_use(payload: dict[str, Any], dialect: Dialect, *, failed: bool) -> Too
     # Copilot CLI, running .claude/settings.json's hooks, names the file "path".
     named = [tool_input.get(k) for k in (key, "path")] if key else []
     paths = next(((p,) for p in named if isinstance(p, str)), ())
-    command = tool_input.get("command") if tool in dialect.shell_tools else None
-    return ToolUse(tool, paths, command if isinstance(command, str) else None, failed)
+    if tool not in dialect.shell_tools:
+        return ToolUse(tool, paths, None, failed)
+    command = tool_input.get("command")
+    said = _output(payload)
+    return ToolUse(tool, paths, command if isinstance(command, str) else None, failed, said)
+
+
+MAX_OUTPUT_CHARS = 64 * 1024  # of each part of a shell command's output: read, never kept
+
+
+def _output(payload: dict[str, Any]) -> str | None:
+    """What a shell command printed: Claude Code's ``tool_response`` (``stdout``, ``stderr``), or
+    the ``error`` of its ``PostToolUseFailure``; Codex's ``tool_response`` is the text itself."""
+    response = payload.get("tool_response")
+    parts = [response.get(k) for k in ("stdout", "stderr")] if isinstance(response, dict) else []
+    parts += [response, payload.get("error")]
+    found = [p[-MAX_OUTPUT_CHARS:] for p in parts if isinstance(p, str) and p]
+    return "\n".join(found) if found else None
 
 
 def render(answer: HookAnswer, event: HookEvent, *, block: str = "block") -> HostOutput:

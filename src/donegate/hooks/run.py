@@ -98,7 +98,7 @@ def _handle(event: HookEvent, state: Path, ends_process: bool) -> HookAnswer:
     if event.kind == "tool_use":
         from donegate.session import on_tool_use
 
-        on_tool_use(event, state)
+        return HookAnswer.allow(on_tool_use(event, state))
     return HookAnswer.allow()
 
 

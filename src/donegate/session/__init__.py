@@ -62,15 +62,16 @@ def on_start(event: HookEvent, state_dir: Path) -> str | None:
     return "\n".join(s for s in said if s) or None
 
 
-def on_tool_use(event: HookEvent, state_dir: Path) -> None:
-    """Journal what a tool reported writing or running (the snapshot stays the truth)."""
+def on_tool_use(event: HookEvent, state_dir: Path) -> str | None:
+    """Journal what a tool reported writing or running (the snapshot stays the truth); what the
+    person should hear (the agent called donegate itself: :mod:`donegate.session.boxed`)."""
     from donegate.session.layout import Layout
     from donegate.session.workspace import Workspace
     from donegate.workspace.journal import FILE_NAME, Journal
 
     use = event.tool_use
     if use is None:
-        return
+        return None
     layout = Layout(state_dir)
     space = Workspace.open(layout, event)
     # The journal's file is all a tool call needs: not the settings (a pin, donegate.toml, and
@@ -85,6 +86,17 @@ def on_tool_use(event: HookEvent, state_dir: Path) -> None:
         journal = Journal(layout.session(space.root, session) / FILE_NAME)
         for path in use.paths or (None,):
             journal.record(use.tool, path=_relative(path, space.root), command=use.command)
+    return _called_donegate(use, [layout.session(space.root, s) for s in sessions])
+
+
+def _called_donegate(use: ToolUse, sessions: list[Path]) -> str | None:
+    from donegate.session import boxed
+
+    how = boxed.seen(use)
+    if how is None:
+        return None
+    told = [boxed.record(session, use, how) for session in sessions]
+    return told[0]
 
 
 def _relative(path: str | None, root: Path) -> str | None:

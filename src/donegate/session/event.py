@@ -23,12 +23,17 @@ else:
 
 
 class ToolUse(Record):
-    """A tool call the host reports: which files it says it touched, or the command it ran."""
+    """A tool call the host reports: which files it says it touched, or the command it ran.
+
+    ``output``: what a shell command printed, as the host reports it (its standard output and
+    error, or the host's words for its failure), where the host reports it.
+    """
 
     tool: str
     paths: tuple[str, ...] = ()
     command: str | None = None
     failed: bool = False
+    output: str | None = None
 
 
 class HookEvent(Record):

@@ -251,6 +251,7 @@ class Workspace:
         with locked(self.layout.workspace_lock(self.root)):
             record = self.authorship()
             self._refuse_agent_acceptance(record)
+            self._told_of_donegate_calls()
             before = (len(record.agent), len(record.accepted))
             for w in writes:
                 if self._metadata_only(w, record):
@@ -287,6 +288,12 @@ class Workspace:
             "person's act, so it counts for nothing"
             + (f" (withdrawn: {', '.join(sorted(revoked))})." if revoked else ".")
         )
+
+    def _told_of_donegate_calls(self) -> None:
+        """The agent's own calls of donegate this session (:mod:`donegate.session.boxed`)."""
+        from donegate.session import boxed
+
+        self.notes.extend(boxed.notes(self.layout.session(self.root, self.event.session_id)))
 
     @property
     def current(self) -> Snapshot:
