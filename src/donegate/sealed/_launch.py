@@ -55,7 +55,8 @@ class Launch(Record):
     protect_runner_files: bool = True
     runner: runners.Runner | None = None
     report: str | None = None
-    # Tests run a second time, in the same process, in the reverse order (pytest's ids).
+    # Tests run a second time, in the same process: pytest's, in the reverse order; go test's
+    # and node --test's, all of them (see runners.repeats).
     again: tuple[str, ...] = ()
     isolation: Isolation = Isolation()
 
@@ -312,8 +313,10 @@ def _runner_invocation(
             f"runner {runner!r}: donegate adds its reporter flags to an argv command, not to a "
             'shell line; give command as a list, or have it write JUnit to report = "junit:PATH"'
         )
-    argv, path = runners.with_reporter(runner, argv, scratch)
-    return Invocation(argv, env, runner_report=runners.RunnerReport(runner, path))
+    # must_pass tests run a second time in the same process, where the runner can.
+    again = bool(launch.again) and runners.repeats(runner)
+    argv, path = runners.with_reporter(runner, argv, scratch, again)
+    return Invocation(argv, env, runner_report=runners.RunnerReport(runner, path, again=again))
 
 
 def _pytest_invocation(

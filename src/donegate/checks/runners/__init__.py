@@ -5,6 +5,14 @@ donegate adds the reporter flags itself and points them at a fresh path in the r
 scratch directory, so no file the agent left behind can stand in for the report. The one
 exception is ``report = "junit:PATH"``, for a runner donegate cannot pass flags to: that file is
 removed before the run and read afterwards only if this run created it (``_reportfile``).
+
+``must_pass`` tests run a second time in the same process where the runner allows it at the cost
+of one more run of the tests (:func:`repeats`): ``go test`` with ``-count=2`` (a test binary runs
+its tests, then all of them again), and ``node --test`` with a preload of donegate's that loads
+each test file again, in a suite of its own, in the process that ran it (the modules it tests are
+kept, so a counter in them carries over). The others cannot: ``cargo test``'s harness runs each
+test once and has no repeat; Jest and Vitest give each test file a fresh module registry and
+have no flag to run a file's tests twice in one (a second file, or a second run, starts over).
 """
 
 from __future__ import annotations
@@ -45,15 +53,53 @@ class RunnerCommandError(ValueError):
 
 
 class RunnerReport(Record):
-    """Where one run's report goes, and what was there before (for a configured path)."""
+    """Where one run's report goes, what was there before (for a configured path), and whether
+    the runner was told to run its tests twice (``again``)."""
 
     runner: Runner
     path: Path
     before: _reportfile.Before | None = None
+    again: bool = False
 
 
-def with_reporter(runner: Runner, argv: list[str], scratch: Path) -> tuple[list[str], Path]:
-    """``argv`` with the flags that make ``runner`` write its report to a fresh scratch path."""
+def repeats(runner: Runner) -> bool:
+    """Whether donegate can have ``runner`` run its tests a second time in the same process."""
+    return runner in ("go", "node")
+
+
+# Loaded into each `node --test` child (and the parent, where it does nothing): once the test
+# file has been loaded, it is loaded again inside a suite of donegate's, in the same process. A
+# CommonJS file is taken out of the module cache (only it: the modules it requires stay); an ES
+# module is imported again under another URL.
+_NODE_AGAIN = """'use strict';
+const main = process.argv[1];
+if (main && process.env.NODE_TEST_CONTEXT) {
+  const { describe } = require('node:test');
+  const { pathToFileURL } = require('node:url');
+  setImmediate(() => {
+    describe(%s, async () => {
+      const resolved = require.resolve(main);
+      if (require.cache[resolved]) {
+        delete require.cache[resolved];
+        require(resolved);
+      } else {
+        await import(pathToFileURL(resolved).href + '?donegate-again');
+      }
+    });
+  });
+}
+"""
+
+
+def with_reporter(
+    runner: Runner, argv: list[str], scratch: Path, again: bool = False
+) -> tuple[list[str], Path]:
+    """``argv`` with the flags that make ``runner`` write its report to a fresh scratch path, and
+    (``again``, where it :func:`repeats`) run its tests a second time in the same process."""
+    if again and runner == "go":
+        argv = _go_twice(argv)
+    if again and runner == "node":
+        argv = _node_twice(argv, scratch)
     report = scratch / f"report-{runner}"
     if runner == "vitest":
         flags = ["--reporter=default", "--reporter=junit", f"--outputFile.junit={report}"]
@@ -76,6 +122,26 @@ def with_reporter(runner: Runner, argv: list[str], scratch: Path) -> tuple[list[
         _subcommand(argv, "cargo test")
         return _tee(argv, report), report
     raise RunnerCommandError(f"donegate cannot add reporter flags for runner {runner!r}")
+
+
+def _go_twice(argv: list[str]) -> list[str]:
+    """``go test`` with ``-count=2`` last among its flags (the last -count wins: the team's
+    ``-count=1``, written or in GOFLAGS, comes first), unless it asks for more already."""
+    end = argv.index("-args") if "-args" in argv else len(argv)
+    counts = [a.split("=", 1)[1] for a in argv[:end] if a.startswith(("-count=", "--count="))]
+    if counts and counts[-1].isdigit() and int(counts[-1]) >= 2:
+        return argv
+    return [*argv[:end], "-count=2", *argv[end:]]
+
+
+def _node_twice(argv: list[str], scratch: Path) -> list[str]:
+    import json  # only a run that repeats writes the preload
+
+    preload = scratch / "donegate-again.cjs"
+    from donegate.checks.runners._jsreports import AGAIN_SUITE
+
+    preload.write_text(_NODE_AGAIN % json.dumps(AGAIN_SUITE))
+    return [argv[0], "--require", str(preload), *argv[1:]]
 
 
 def _script_args(argv: list[str]) -> list[str]:
@@ -120,24 +186,24 @@ def read(report: RunnerReport, run_dir: Path) -> tuple[Outcomes | None, str | No
         data, why = _reportfile.read(report.path)
     if data is None:
         return None, why
-    outcomes = _parse(report.runner, data, run_dir)
+    outcomes = _parse(report.runner, data, run_dir, report.again)
     if outcomes is None:
         return None, f"the {report.runner} report could not be read: it is not the expected format"
     return outcomes, None
 
 
-def _parse(runner: Runner, data: bytes, run_dir: Path) -> Outcomes | None:
+def _parse(runner: Runner, data: bytes, run_dir: Path, again: bool) -> Outcomes | None:
     # The readers are imported after the run: starting the command needs none of them.
     from donegate.checks.runners import _gotest, _jsreports, _libtest
 
     if runner == "go":
-        return _gotest.read(data)
+        return _gotest.read(data, again)
     if runner == "cargo":
         return _libtest.read(data)
     if runner == "jest":
         return _jsreports.jest(data, run_dir)
     if runner == "node":
-        return _jsreports.node_junit(data)
+        return _jsreports.node_junit(data, again)
     return _jsreports.junit(data, runner)
 
 

@@ -8,6 +8,9 @@ the package's own path; so is one the go command reports as ``FAIL\t<pkg> [build
 
 The events of a test's own output are wrapped by the go command, but ``test2json`` reads the test
 binary's text: a test that prints a line of the form ``--- PASS: TestX`` can still confuse it.
+
+Run with ``-count=2`` (``again``), each test binary runs all its tests, then all of them again, in
+the same process: a test's first end is the first run's, its later ends the second run's.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ _ENDS: dict[str, Outcome] = {"pass": "passed", "fail": "failed", "skip": "skippe
 _BUILD_FAILED = re.compile(r"^FAIL\t(\S+) \[(?:build|setup) failed\]$")
 
 
-def read(data: bytes) -> Outcomes | None:
-    """Outcomes from ``go test -json`` output; None if no line of it is an event."""
-    tests: dict[str, Outcome] = {}
+def read(data: bytes, again: bool = False) -> Outcomes | None:
+    """Outcomes from ``go test -json`` output (``again``: of ``-count=2``); None if no line of it
+    is an event."""
+    tests: dict[str, list[Outcome]] = {}
     short: dict[str, str] = {}
     failed_packages: list[str] = []
     events = 0
@@ -41,17 +45,26 @@ def read(data: bytes) -> Outcomes | None:
         if action not in _ENDS:
             continue
         if test:
-            tests[f"{package}.{test}"] = _ENDS[action]
+            tests.setdefault(f"{package}.{test}", []).append(_ENDS[action])
             short[f"{package}.{test}"] = test
         elif action == "fail":
             failed_packages.append(package)
     if events == 0:
         return None
-    ended = list(tests.items())
+    # Without a second run, a test the team's own -count ran more than once counts as its worst.
+    ended = [(test, ends[0] if again else _worst(ends)) for test, ends in tests.items()]
     for package in dict.fromkeys(failed_packages):
         if not any(t.startswith(f"{package}.") and o == "failed" for t, o in ended):
             ended.append((package, "error"))
-    return Outcomes("go", tuple(ended), short=short)
+    second = tuple((t, e) for t, ends in tests.items() for e in ends[1:]) if again else None
+    return Outcomes("go", tuple(ended), short=short, again=second)
+
+
+def _worst(ends: list[Outcome]) -> Outcome:
+    return next((e for e in _WORST_FIRST if e in ends), ends[0])
+
+
+_WORST_FIRST: tuple[Outcome, ...] = ("error", "failed", "skipped", "passed")
 
 
 def _event(line: str) -> tuple[str, str, str] | None:

@@ -38,14 +38,26 @@ def junit(data: bytes, runner: str) -> Outcomes | None:
     return Outcomes(runner, tuple(tests))
 
 
-def node_junit(data: bytes) -> Outcomes | None:
-    """The cases of ``node --test``'s JUnit report, keyed by their suites' names and their own."""
+# The suite donegate's preload (``_again.cjs``) runs each test file again in: its cases are the
+# second run's. The code under test can name a suite so too; it can only add cases that way, and
+# a required test passes only if every case of its id in the second run passed.
+AGAIN_SUITE = "donegate: run again"
+
+
+def node_junit(data: bytes, again: bool = False) -> Outcomes | None:
+    """The cases of ``node --test``'s JUnit report, keyed by their suites' names and their own
+    (``again``: the second run's cases apart, under :data:`AGAIN_SUITE`)."""
     root = _parse(data)
     if root is None:
         return None
     tests: list[tuple[str, Outcome]] = []
     _walk_suites(root, [], tests)
-    return Outcomes("node", tuple(tests))
+    if not again:
+        return Outcomes("node", tuple(tests))
+    prefix = AGAIN_SUITE + SEP
+    first = tuple((t, o) for t, o in tests if not t.startswith(prefix))
+    second = tuple((t.removeprefix(prefix), o) for t, o in tests if t.startswith(prefix))
+    return Outcomes("node", first, again=second)
 
 
 def _walk_suites(element: ET.Element, suites: list[str], into: list[tuple[str, Outcome]]) -> None:

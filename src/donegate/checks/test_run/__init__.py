@@ -321,6 +321,9 @@ def _why_runner_not_a_pass(
             f"exit status 0, but the report lists {counts['failed']} failed and "
             f"{counts['errors']} errors: something rewrote the exit status"
         )
+    once = outcomes.passed_once()
+    if once:  # run twice in one process, they did not pass both times
+        detail["passed_only_once"] = once[:MAX_FAILING_NAMED]
     if not settings.must_pass:
         return None
     found = {node: _outcomes.status(node, outcomes) for node in settings.must_pass}
