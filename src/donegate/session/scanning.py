@@ -84,6 +84,27 @@ def compiled(writes: Sequence[ClassifiedWrite]) -> list[Finding]:
     ]
 
 
+def environment(space: Workspace, writes: Sequence[ClassifiedWrite]) -> list[Finding]:
+    """A blocking finding for each write to an interpreter environment that no installer made
+    (a dependency edited in place: code the run imports, written by the agent where no scan
+    reads it)."""
+    from donegate.scan import Finding
+    from donegate.workspace import interpreter
+
+    synthetic = [w.write for w in writes if interpreter.is_synthetic(w.write.path)]
+    edited = interpreter.not_installed(space.root, synthetic)
+    return [
+        Finding(
+            path,
+            0,
+            "environment-edit",
+            f"{why}: the test run would import it, and no installer put it there",
+            blocking=True,
+        )
+        for path, why in sorted(edited.items())
+    ]
+
+
 def hooks_off(space: Workspace, writes: Sequence[ClassifiedWrite]) -> list[Finding]:
     """A blocking finding for each write of a host's settings that keeps donegate's hooks from
     running (judged by what it says: :mod:`donegate.session.hooksoff`): from then on no stop of

@@ -159,6 +159,7 @@ def _verify(
     found = [
         *scanning.compiled(writes),
         *scanning.hooks_off(space, writes),
+        *scanning.environment(space, writes),
         *scanning.scan(space, settings, writes),
     ]
     space.notes.extend(f"donegate: noted, not blocking: {f}" for f in found if not f.blocking)
