@@ -1,5 +1,6 @@
 """An environment inside the workspace is digested file by file, with no cap, and a write there
-that no installer made (its distribution's RECORD says otherwise) is told apart."""
+that no installer made (its distribution's RECORD says otherwise) is told apart; a shim is
+followed to its real interpreter."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from pathlib import Path
 import pytest
 
 from donegate.workspace import WorkspaceState
-from donegate.workspace.interpreter import environments, not_installed, site_packages
+from donegate.workspace.interpreter import (
+    Resolver,
+    environments,
+    not_installed,
+    site_packages,
+)
 
 
 def make_venv(where: Path) -> Path:
@@ -150,3 +156,94 @@ def test_any_venv_of_the_root_is_found_and_digested_in_full(repo: Path) -> None:
     site = make_venv(repo / "env311")
     assert environments(repo, env={}) == [repo / "env311"]
     assert (site / "pip").exists() is False  # nothing to download
+
+
+def write_shim(where: Path, body: str) -> Path:
+    where.mkdir(parents=True, exist_ok=True)
+    shim = where / "python"
+    shim.write_text(f"#!/bin/sh\n{body}\n")
+    shim.chmod(0o755)
+    return shim
+
+
+def test_a_shim_is_followed_to_the_real_environment(tmp_path: Path, repo: Path) -> None:
+    real = tmp_path / "versions" / "3.11"
+    make_venv(real)
+    shim = write_shim(tmp_path / "shims", f'exec {real}/bin/python "$@"')
+    resolver = Resolver(repo)
+    assert environments(repo, [shim], env={}, resolver=resolver) == [real]
+    assert resolver.unresolved == []
+
+
+def test_a_console_script_is_followed_by_its_shebang(tmp_path: Path, repo: Path) -> None:
+    real = tmp_path / "pipx" / "venvs" / "tool"
+    make_venv(real)
+    script = tmp_path / "local" / "bin" / "pytest"
+    script.parent.mkdir(parents=True)
+    script.write_text(f"#!{real}/bin/python\nimport sys\n")
+    assert Resolver(repo).prefix(str(script)) == real
+
+
+def test_a_shims_answer_is_kept_while_its_keys_hold(tmp_path: Path, repo: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    shim = write_shim(tmp_path / "shims", "exit 1")
+    asked: list[list[str]] = []
+
+    def ask(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+        asked.append(argv)
+        assert cwd == repo
+        assert not any(k.startswith("PYTHON") for k in env)
+        return f"{real}\n"
+
+    cache = tmp_path / "state" / "shims.json"
+    env = {"PATH": os.defpath, "PYTHONHOME": "/elsewhere"}
+    for tree in ("t1", "t1", "t2"):
+        assert Resolver(repo, cache, tree, env, ask).prefix(str(shim)) == real
+    assert len(asked) == 2  # once for t1, once for t2
+    shim.write_text("#!/bin/sh\nexit 2\n")  # the shim itself changed: asked again
+    Resolver(repo, cache, "t2", env, ask).prefix(str(shim))
+    assert len(asked) == 3
+    assert asked[0] == [str(shim), "-c", "import sys; print(sys.prefix)"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        (OSError("it did not answer within 10 s"), "it did not answer within 10 s"),
+        ("", "it answered '', not an environment's directory"),
+        ("relative/path\n", "it answered 'relative/path', not an environment's directory"),
+    ],
+)
+def test_a_shim_that_cannot_answer_is_unresolved(
+    tmp_path: Path, repo: Path, answer: str | OSError, why: str
+) -> None:
+    shim = write_shim(tmp_path / "shims", "exit 1")
+
+    def ask(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+        if isinstance(answer, OSError):
+            raise answer
+        return answer
+
+    resolver = Resolver(repo, None, "t1", {}, ask)
+    assert environments(repo, [shim], env={}, resolver=resolver) == []
+    assert resolver.unresolved == [(str(shim), why)]
+
+
+def test_a_real_shim_that_fails_says_how(tmp_path: Path, repo: Path) -> None:
+    shim = write_shim(tmp_path / "shims", "echo 'pyenv: version 9.9 is not installed' >&2; exit 1")
+    resolver = Resolver(repo)
+    assert resolver.prefix(str(shim)) is None
+    assert resolver.unresolved == [(str(shim), "it exited 1: pyenv: version 9.9 is not installed")]
+
+
+def test_programs_that_are_not_pythons_are_never_run(tmp_path: Path, repo: Path) -> None:
+    """``make``, ``npm``, a shell script: no ``-c`` is handed to them."""
+    tool = tmp_path / "tools" / "bin" / "make-tests"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\nexit 9\n")
+
+    def ask(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+        raise AssertionError(f"ran {argv}")
+
+    assert Resolver(repo, ask=ask).prefix(str(tool)) == tmp_path / "tools"

@@ -87,13 +87,14 @@ def compiled(writes: Sequence[ClassifiedWrite]) -> list[Finding]:
 def environment(space: Workspace, writes: Sequence[ClassifiedWrite]) -> list[Finding]:
     """A blocking finding for each write to an interpreter environment that no installer made
     (a dependency edited in place: code the run imports, written by the agent where no scan
-    reads it)."""
+    reads it), and for each interpreter of the checks whose environment could not be found (a
+    shim that did not answer): a run over an environment donegate cannot see does not count."""
     from donegate.scan import Finding
     from donegate.workspace import interpreter
 
     synthetic = [w.write for w in writes if interpreter.is_synthetic(w.write.path)]
     edited = interpreter.not_installed(space.root, synthetic)
-    return [
+    found = [
         Finding(
             path,
             0,
@@ -103,6 +104,18 @@ def environment(space: Workspace, writes: Sequence[ClassifiedWrite]) -> list[Fin
         )
         for path, why in sorted(edited.items())
     ]
+    found += [
+        Finding(
+            program,
+            0,
+            "environment-unknown",
+            f"the checks' interpreter could not be followed to its environment ({why}), so a "
+            "change there would go unseen: name the real interpreter in the check's command",
+            blocking=True,
+        )
+        for program, why in space.state.unresolved
+    ]
+    return found
 
 
 def hooks_off(space: Workspace, writes: Sequence[ClassifiedWrite]) -> list[Finding]:

@@ -8,7 +8,7 @@ there (``pip install``, or a plain file write), and the tree's snapshot leaves e
 
 Which environments: ``.venv/``, ``venv/`` and any other directory of the workspace root holding
 a ``pyvenv.cfg``, ``$VIRTUAL_ENV``, and those of the interpreters the caller names (the test
-command's).
+command's programs; :class:`Resolver` follows a console script or a shim to the real one).
 
 What is digested, each item keyed by a synthetic path ``<venv:LABEL>/PATH``, where LABEL is the
 environment's path (relative to the root when inside it) and PATH the item's path in it:
@@ -34,14 +34,16 @@ and a few libraries); see ``benchmarks/stop_hook_venv.py``.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
 from donegate.record import Record
 from donegate.workspace import _hashes
+from donegate.workspace._files import write_atomic
 from donegate.workspace.writes import Write
 
 PREFIX = "<venv:"
@@ -52,6 +54,12 @@ RUNNER_PACKAGES = frozenset({"pytest", "_pytest", "pluggy", "pytest.py", "py.py"
 # Where an environment keeps its programs (the console scripts a check may run).
 _PROGRAMS = ("bin", "Scripts")
 _BYTECODE = "__pycache__"
+# How long a shim may take to name its interpreter (pyenv's takes 0.1 to 0.2 s).
+SHIM_TIMEOUT_S = 10.0
+_ASK_PREFIX = "import sys; print(sys.prefix)"
+# The variables a version manager's shim picks an interpreter by: part of what its answer is
+# kept under. (PYTHON* are not: a sealed run strips them, and so does the question.)
+_STEERING = ("PATH", "HOME", "PYENV", "ASDF", "MISE", "RTX", "CONDA", "UV_", "VIRTUAL_ENV")
 
 Digest = dict[str, str]
 
@@ -62,30 +70,28 @@ def is_synthetic(path: str) -> bool:
 
 
 def environments(
-    root: Path, interpreters: Sequence[str | Path] = (), env: Mapping[str, str] | None = None
+    root: Path,
+    interpreters: Sequence[str | Path] = (),
+    env: Mapping[str, str] | None = None,
+    resolver: Resolver | None = None,
 ) -> list[Path]:
-    """The environments to digest, each once, in a stable order; missing ones left out."""
+    """The environments to digest, each once, in a stable order; missing ones left out.
+
+    An interpreter whose environment cannot be found is left out here and listed in
+    ``resolver.unresolved``.
+    """
     env = os.environ if env is None else env
+    resolver = resolver or Resolver(root)
     candidates = [root / ".venv", root / "venv", *_configured_children(root)]
     if env.get("VIRTUAL_ENV"):
         candidates.append(Path(env["VIRTUAL_ENV"]))
-    candidates += [_prefix_of(Path(i)) for i in interpreters]
+    candidates += [p for i in interpreters if (p := resolver.prefix(str(i))) is not None]
     found: list[Path] = []
     for candidate in candidates:
         absolute = Path(os.path.abspath(candidate))  # not resolved: a venv's python is a link
         if absolute not in found and site_packages(absolute):
             found.append(absolute)
     return found
-
-
-def _prefix_of(interpreter: Path) -> Path:
-    """The environment an interpreter belongs to: the directory above its ``bin/``."""
-    if not interpreter.is_absolute():
-        from shutil import which
-
-        named = which(str(interpreter))
-        interpreter = Path(named) if named else Path(os.path.abspath(interpreter))
-    return interpreter.parent.parent
 
 
 def _configured_children(root: Path) -> list[Path]:
@@ -213,6 +219,161 @@ def changes(old: Digest, new: Digest, at: datetime) -> list[Write]:
     writes += [Write(p, "added", at, None, new[p]) for p in new if p not in old]
     writes += [Write(p, "deleted", at, old[p], None) for p in old if p not in new]
     return sorted(writes, key=lambda w: w.path)
+
+
+class Resolver:
+    """Finds the environment of each interpreter a check names (:meth:`prefix`).
+
+    1. A binary (a venv's ``bin/python`` is a link to one): the directory above its ``bin/``.
+    2. A script whose ``#!`` line names a Python (a console script such as ``bin/pytest``): that
+       Python's environment.
+    3. A script named like an interpreter whose ``#!`` line does not (a pyenv or asdf shim, which
+       picks the real interpreter at each start): asked, as a check would run it, with
+       ``-c 'import sys; print(sys.prefix)'``, for at most :data:`SHIM_TIMEOUT_S`. The answer is
+       kept in ``cache`` under the shim's ``lstat``, the variables version managers read and
+       ``tree`` (the tree's snapshot fingerprint: a ``.python-version`` written changes it), so
+       a stop that changed none of them asks nothing (a shim takes 0.1 s or more to answer).
+       A shim that cannot answer is listed in :attr:`unresolved`: its environment is not
+       digested, and the stop must say so rather than verify over it.
+    4. Anything else (``make``, a program of another language): the directory above its
+       ``bin/``, where an environment keeps its programs; nothing is run.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        cache: Path | None = None,
+        tree: str | None = None,
+        env: Mapping[str, str] | None = None,
+        ask: Callable[[list[str], Path, dict[str, str]], str] | None = None,
+    ) -> None:
+        self.root = root
+        self.cache = cache
+        self.tree = tree
+        self.env = os.environ if env is None else env
+        self.ask = ask or _ask
+        self.unresolved: list[tuple[str, str]] = []  # (shim, why) for each that did not answer
+
+    def prefix(self, program: str, depth: int = 0) -> Path | None:
+        """The environment ``program`` runs in; None when it could not be found out."""
+        path = self._located(program)
+        head = _head(path)
+        if head.startswith(b"#!") and depth < 3:
+            named = _shebang_python(head)
+            if named is not None:
+                return self.prefix(named, depth + 1)
+            if _python_named(path.name):
+                return self._asked(path)
+        return path.parent.parent
+
+    def _located(self, program: str) -> Path:
+        if os.sep in program:
+            return Path(os.path.abspath(self.root / program))
+        from shutil import which
+
+        found = which(program, path=self.env.get("PATH", os.defpath))
+        return Path(found) if found else Path(os.path.abspath(self.root / program))
+
+    def _asked(self, shim: Path) -> Path | None:
+        key = json.dumps([str(shim), _lstat(shim), self.tree, _steering(self.env)])
+        known = self._cached(str(shim))
+        if known.get("key") != key or self.tree is None:
+            known = {"key": key, **self._answer(shim)}
+            self._keep(str(shim), known)
+        if known.get("prefix"):
+            return Path(str(known["prefix"]))
+        self.unresolved.append((str(shim), str(known.get("why") or "no answer")))
+        return None
+
+    def _answer(self, shim: Path) -> dict[str, str]:
+        env = {k: v for k, v in self.env.items() if not k.upper().startswith(("PYTHON", "__PYV"))}
+        try:
+            said = self.ask([str(shim), "-c", _ASK_PREFIX], self.root, env)
+        except (OSError, ValueError) as exc:
+            return {"why": str(exc)}
+        lines = said.strip().splitlines()
+        prefix = lines[-1].strip() if lines else ""
+        if not os.path.isabs(prefix) or not os.path.isdir(prefix):
+            return {"why": f"it answered {said.strip()[:200]!r}, not an environment's directory"}
+        return {"prefix": prefix}
+
+    def _cached(self, shim: str) -> dict[str, object]:
+        try:
+            entries = json.loads(self.cache.read_bytes()) if self.cache else {}
+        except (OSError, ValueError):
+            return {}
+        entry = entries.get(shim) if isinstance(entries, dict) else None
+        return entry if isinstance(entry, dict) else {}
+
+    def _keep(self, shim: str, entry: dict[str, object]) -> None:
+        if self.cache is None:
+            return
+        try:
+            entries = json.loads(self.cache.read_bytes())
+        except (OSError, ValueError):
+            entries = {}
+        entries = entries if isinstance(entries, dict) else {}
+        entries[shim] = entry
+        write_atomic(self.cache, json.dumps(entries, sort_keys=True).encode())
+
+
+def _ask(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """What ``argv`` prints, run in ``cwd``; ``OSError`` when it fails or takes too long."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=SHIM_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise OSError(f"it did not answer within {SHIM_TIMEOUT_S:g} s") from None
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise OSError(f"it exited {done.returncode}" + (f": {said[-1]}" if said else ""))
+    return done.stdout.decode("utf-8", "replace")
+
+
+def _head(path: Path) -> bytes:
+    """The first bytes of the regular file ``path`` names (links followed); b"" for others."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    with os.fdopen(fd, "rb") as f:
+        return f.read(512) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+
+
+def _shebang_python(head: bytes) -> str | None:
+    """The Python a ``#!`` line names (a path, or a name ``env`` looks up), if it names one."""
+    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    if words and _python_named(os.path.basename(words[0])):
+        return words[0]
+    return None
+
+
+def _python_named(name: str) -> bool:
+    """Whether ``name`` is an interpreter's: ``python``, ``python3.11``, ``pypy3``..."""
+    return name.removesuffix(".exe").rstrip("0123456789.tw") in ("python", "pypy")
+
+
+def _lstat(path: Path) -> str:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return "absent"
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_mode}"
+
+
+def _steering(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    return sorted((k, v) for k, v in env.items() if k.upper().startswith(_STEERING))
 
 
 def not_installed(root: Path, writes: Iterable[Write]) -> dict[str, str]:

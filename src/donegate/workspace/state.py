@@ -4,6 +4,7 @@ Layout in the state directory (outside the working tree, so the agent cannot edi
 
     workspaces/<workspace id>/root               the workspace path, for people
     workspaces/<workspace id>/latest.snap        the newest snapshot: the hashing cache
+    workspaces/<workspace id>/shims.json         what each interpreter shim answered, and when
     workspaces/<workspace id>/sessions/<session>/baseline.json
     workspaces/<workspace id>/sessions/<session>/verified.json
     workspaces/<workspace id>/sessions/<session>/journal.jsonl
@@ -23,7 +24,8 @@ later does not hide its writes.
 
 The interpreter environments (:mod:`donegate.workspace.interpreter`) are digested beside each
 baseline and verified snapshot; a change there comes out as a synthetic write of kind
-``config`` flagged ``interpreter``.
+``config`` flagged ``interpreter``. A test command's interpreter whose environment could not be
+found (a shim that did not answer) is listed in :attr:`WorkspaceState.unresolved`.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from donegate.workspace.snapshot import Clock, Snapshot, blob_id, utc_now
 from donegate.workspace.writes import Write, diff
 
 RECORD_FILE = "latest.snap"
+SHIMS_FILE = "shims.json"
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
@@ -95,6 +98,8 @@ class WorkspaceState:
         self.journal = Journal(self._session / JOURNAL_FILE)
         # Told of a stat record that cannot be used (its path, why): the person should hear of it.
         self.on_unusable = on_unusable
+        # The test command's interpreters whose environment the last digest could not find.
+        self.unresolved: tuple[tuple[str, str], ...] = ()  # (program, why)
         self._judged: tuple[str, interpreter.Digest] | None = None  # (tree, digest) last seen
 
     def snapshot(self) -> Snapshot:
@@ -146,12 +151,18 @@ class WorkspaceState:
         """Observe the tree now and make it this session's baseline."""
         snap = self.snapshot()
         self._save(self._session / "baseline.json", snap)
-        self._save_environment("baseline", self.environment())
+        self._save_environment("baseline", self.environment(snap.fingerprint))
         return snap
 
-    def environment(self) -> interpreter.Digest:
-        """The interpreter environments' digest now (see :mod:`donegate.workspace.interpreter`)."""
-        found = interpreter.environments(self.root, self.interpreters)
+    def environment(self, tree: str | None = None) -> interpreter.Digest:
+        """The interpreter environments' digest now (see :mod:`donegate.workspace.interpreter`).
+
+        ``tree`` is the fingerprint of the tree's snapshot now: a shim's answer is kept under it
+        (None: the shim is asked again). Sets :attr:`unresolved`.
+        """
+        resolver = interpreter.Resolver(self.root, self._dir / SHIMS_FILE, tree)
+        found = interpreter.environments(self.root, self.interpreters, resolver=resolver)
+        self.unresolved = tuple(resolver.unresolved)
         return interpreter.digest(self.root, found)
 
     def ensure_baseline(self) -> Snapshot:
@@ -185,7 +196,7 @@ class WorkspaceState:
         # checks ran: a change made during the run is a write of the next stop.
         judged = self._judged
         if judged is None or judged[0] != snapshot.fingerprint:
-            judged = (snapshot.fingerprint, self.environment())
+            judged = (snapshot.fingerprint, self.environment(snapshot.fingerprint))
         self._save_environment("verified", judged[1])
 
     def reference(self) -> Snapshot:
@@ -210,7 +221,7 @@ class WorkspaceState:
         """The interpreter environments' changes since the reference, as synthetic writes."""
         before = self._load_environment("verified") if self.has_verified() else None
         before = before if before is not None else self._load_environment("baseline")
-        now = self.environment()
+        now = self.environment(current.fingerprint)
         self._judged = (current.fingerprint, now)
         if before is None:  # a session from before environments were digested: from now on
             self._save_environment("baseline", now)
