@@ -1,14 +1,27 @@
-"""Where the code under test is imported from, when the project is installed in editable mode.
+"""Where the code under test is imported from: the roots the project's own run imports from the
+tree, mapped into the sealed copy.
 
 An editable install points the interpreter at the live tree: a ``.pth`` line naming ``src/``
 (setuptools' src layout, hatchling), or a finder module whose mapping names each top-level package
 (setuptools' flat layout, the ``editables`` library). A sealed run must import the copy instead,
 so these roots are mapped into it and put first on the import path: directories as they are,
 single packages through links in a directory of their own (putting the copy's root on the path
-would expose every top-level file, a ``pytest.py`` among them).
+would expose every top-level file, a ``pytest.py`` among them). ``src/`` is such a root only when
+the project's run has it on its path: an editable install names it, or pytest's ``pythonpath``
+setting does. A ``src/`` that nothing names stays off the path, as in the project's own run: a
+module there is importable in neither.
 
-The path put first comes before the standard library and site-packages, where a ``.pth`` line
-came after them; a copied module named like one of those would now win. Such a name is a finding.
+The path put first comes before the working directory, the standard library and site-packages,
+where a ``.pth`` line came after them. So a copied module would now win over a module of the
+same name that the project's run finds first. Each such name is a finding:
+
+- one named like a module of the standard library or of the test runner;
+- one that an editable install maps and that the workspace's root also defines (``./pkg``
+  beside an installed ``./src/pkg``): the project's run imports the root's wherever the working
+  directory or the root leads its path (``python -m pytest``, a ``conftest.py`` at the root),
+  where the sealed run would import the other. Which one a given command imports cannot be told
+  from the tree, so the run does not count. (A ``src/`` that pytest's ``pythonpath`` names is
+  put first by pytest itself, in both runs.)
 """
 
 from __future__ import annotations
@@ -50,9 +63,11 @@ class ImportRoots(Record):
 
 
 def import_roots(live: Path, copy: Path, links: Path, site_dirs: Iterable[Path]) -> ImportRoots:
-    """The copy's import roots: ``src/`` and what editable installs in ``site_dirs`` map."""
+    """The copy's import roots: ``src/`` where pytest names it, and what editable installs in
+    ``site_dirs`` map (see the module doc)."""
     roots: list[str] = []
-    if (copy / "src").is_dir() and not (copy / "src").is_symlink():
+    named = _pytest_names_src(copy) and (copy / "src").is_dir() and not (copy / "src").is_symlink()
+    if named:
         roots.append(str(copy / "src"))
     mapped: dict[str, str] = {}
     for site_dir in _unique(site_dirs):
@@ -67,7 +82,10 @@ def import_roots(live: Path, copy: Path, links: Path, site_dirs: Iterable[Path])
     if linked:
         roots.append(str(links))
     pythonpath = tuple(dict.fromkeys(roots))
-    return ImportRoots(pythonpath, _shadowing(pythonpath, copy, links))
+    # A root pytest puts first itself comes before the working directory in both runs.
+    moved = [r for r in pythonpath if not (named and r == str(copy / "src"))]
+    findings = [*_shadowing(pythonpath, copy, links), *_doubled(moved, copy, links)]
+    return ImportRoots(pythonpath, findings)
 
 
 def site_dirs_of(live: Path) -> list[Path]:
@@ -215,17 +233,90 @@ def _shadowing(pythonpath: Iterable[str], copy: Path, links: Path) -> list[str]:
     return findings
 
 
+def _doubled(pythonpath: Iterable[str], copy: Path, links: Path) -> list[str]:
+    """A finding for each module put first that the workspace's root also defines (another
+    file): the project's own run may import the root's."""
+    at_root = _top_level_paths(copy)
+    findings = []
+    for root in pythonpath:
+        if os.path.realpath(root) == os.path.realpath(copy):
+            continue
+        where = "linked packages" if root == str(links) else os.path.relpath(root, copy)
+        for name, path in sorted(_top_level_paths(Path(root)).items()):
+            other = at_root.get(name)
+            if other is not None and os.path.realpath(other) != os.path.realpath(path):
+                findings.append(
+                    f"{where}: module {name!r} is also at the workspace's root "
+                    f"({os.path.relpath(other, copy)}): the project's own run imports that one "
+                    "wherever the working directory or the root leads its import path (python -m "
+                    "pytest, a root conftest.py), where the sealed run would import this one"
+                )
+    return findings
+
+
 def _top_level(root: Path) -> set[str]:
-    names = set()
+    return set(_top_level_paths(root))
+
+
+def _top_level_paths(root: Path) -> dict[str, str]:
+    """The top-level modules importable from ``root``, each with the path that defines it."""
+    names: dict[str, str] = {}
     for child in _entries(root):
         name = child.name
         if name.endswith(".py"):
-            names.add(name.removesuffix(".py"))
+            names[name.removesuffix(".py")] = child.path
         elif name.endswith(_EXTENSION):
-            names.add(name.split(".", 1)[0])
+            names[name.split(".", 1)[0]] = child.path
         elif name.isidentifier() and os.path.isfile(os.path.join(child.path, "__init__.py")):
-            names.add(name)  # a directory without one loses to a module further on the path
+            names[name] = child.path  # a directory without one loses to a module further on
     return names
+
+
+# Where pytest reads its ``pythonpath`` setting, and the table or section that holds it.
+_PYTEST_CONFIGS = (
+    ("pytest.ini", "pytest"),
+    (".pytest.ini", "pytest"),
+    ("tox.ini", "pytest"),
+    ("setup.cfg", "tool:pytest"),
+)
+
+
+def _pytest_names_src(copy: Path) -> bool:
+    """Whether a pytest configuration at the root puts ``src`` on the path (``pythonpath``)."""
+    entries = _toml_pythonpath(copy / "pyproject.toml")
+    for name, section in _PYTEST_CONFIGS:
+        entries += _ini_pythonpath(copy / name, section)
+    return any(os.path.normpath(entry) == "src" for entry in entries)
+
+
+def _ini_pythonpath(path: Path, section: str) -> list[str]:
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, configparser.Error):
+        return []
+    return parser.get(section, "pythonpath", fallback="").split()
+
+
+def _toml_pythonpath(path: Path) -> list[str]:
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    tool = data.get("tool")
+    tables = tool.get("pytest") if isinstance(tool, dict) else None
+    found: list[str] = []
+    for table in (tables, tables.get("ini_options") if isinstance(tables, dict) else None):
+        value = table.get("pythonpath") if isinstance(table, dict) else None
+        if isinstance(value, str):
+            found += value.split()
+        elif isinstance(value, list):
+            found += [v for v in value if isinstance(v, str)]
+    return found
 
 
 def _entries(root: Path) -> list[os.DirEntry[str]]:
