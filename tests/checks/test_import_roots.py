@@ -167,11 +167,6 @@ def test_a_src_that_pytest_names_beside_a_root_module_is_no_finding(tmp_path: Pa
     assert sealed_run(root, tmp_path / "state")[:2] == ("verified", [])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the sealed run puts the working directory last (donegate's witness appends it, so "
-    "that no module there replaces the runner); python -m pytest puts it first",
-)
 def test_a_root_module_beside_an_installed_copy_of_it(tmp_path: Path) -> None:
     """A copy of the project installed (not editable) in the interpreter's site-packages: the
     project's run imports the tree's module, the sealed run the installed one."""

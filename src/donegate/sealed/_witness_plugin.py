@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import pytest
 
 _SUFFIX = __name__.rpartition("_")[2]
+_LAUNCH_PYTHONPATH = os.environ.get("PYTHONPATH", "")  # before the team's is put back
 _SETTINGS = json.loads(os.environ.pop("DONEGATE_WITNESS_" + _SUFFIX.upper(), "null") or "null")
 
 # What pytest's verdict rests on: if code under test swaps one of these, the run is not trusted.
@@ -105,11 +106,29 @@ def _restore_environment(settings: Dict[str, Any]) -> None:
 
 def _importable_invocation_dir(settings: Dict[str, Any]) -> None:
     # `python -m pytest` puts the working directory first on sys.path; donegate ran it with
-    # PYTHONSAFEPATH so that a module there cannot replace the runner. Honest projects that import
-    # their code from there still can: the directory comes last, after everything installed.
+    # PYTHONSAFEPATH so that a module there cannot replace the runner while it starts. Once it
+    # has (this plugin loads after pytest and its plugins), the directory goes first, as in the
+    # project's own run: last, a copy of the project installed in site-packages would be tested
+    # in place of the tree's (a correct release verifying a broken tree). A module of the tree
+    # named like the runner's is a finding of the sealed copy's import roots.
     started_as_module = sys.argv[0].endswith("__main__.py")
     if settings.get("cwd_last") and started_as_module and os.getcwd() not in sys.path:
-        sys.path.append(os.getcwd())
+        sys.path.insert(_startup_index(), os.getcwd())
+
+
+def _startup_index() -> int:
+    # Where `python -m` puts it: before every entry the interpreter started with (PYTHONPATH's,
+    # then the standard library's), after those pytest has put first since (its `pythonpath`,
+    # which may name a directory PYTHONPATH holds too: the last occurrence is the startup one).
+    paths = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
+    launched = [os.path.abspath(p) for p in _LAUNCH_PYTHONPATH.split(os.pathsep) if p]
+    if launched and launched[0] in paths:
+        return len(paths) - 1 - paths[::-1].index(launched[0])
+    stdlib = os.path.dirname(os.__file__)
+    for index, entry in enumerate(paths):
+        if entry == stdlib or entry.endswith(".zip"):
+            return index
+    return len(paths)
 
 
 class _Witness:
