@@ -23,9 +23,12 @@ def doctor(root: Path, state: Path, *args: str) -> subprocess.CompletedProcess[s
     return subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
 
 
-def init(root: Path, host: str) -> None:
+def init(root: Path, host: str, state: Path) -> None:
+    """``donegate init HOST`` with the state directory the doctor is asked about: init names it
+    in the rules it writes (the signing key denied to the agent)."""
+    env = {**os.environ, "DONEGATE_STATE_DIR": str(state)}
     cmd = [sys.executable, "-m", "donegate", "init", host, "--root", str(root)]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 0, done.stderr
     assert "donegate doctor" in done.stderr
 
@@ -50,7 +53,7 @@ def state() -> Iterator[Path]:
 
 
 def test_installed_but_never_fired_then_healthy_after_one_turn(repo: Path, state: Path) -> None:
-    init(repo, "claude-code")
+    init(repo, "claude-code", state)
     never = doctor(repo, state)
     assert never.returncode == 3
     assert "never fired" in never.stderr
@@ -63,7 +66,7 @@ def test_installed_but_never_fired_then_healthy_after_one_turn(repo: Path, state
 
 def test_each_broken_state_is_named_with_its_fix(repo: Path, tmp_path: Path) -> None:
     state = tmp_path / "state"
-    init(repo, "codex")
+    init(repo, "codex", state)
     settings = repo / ".codex" / "hooks.json"
     data = json.loads(settings.read_text())
     del data["hooks"]["Stop"]  # a hook lost
