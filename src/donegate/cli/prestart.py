@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from donegate import configtext, statedir
 from donegate.errors import InvalidInput
@@ -32,10 +31,6 @@ _VALUED = ("--config", "--task-id", "--claimed-outcome", "--mutation")
 _SWITCHES = ("--json", "--enforce", "--sign")
 # The keys of a test_run table that Launch holds, and those that do not change what runs.
 # must_pass changes what runs: its tests run a second time, in another order.
-_LAUNCH_KEYS = frozenset(
-    {"command", "shell", "cwd", "env", "timeout_s", "protect", "protect_runner_files", "must_pass"}
-)
-_OTHER_KEYS = frozenset({"check_type", "name", "target", "covers", "expected", "satisfies"})
 
 
 class Flags(Record):
@@ -89,7 +84,7 @@ def _start(flags: Flags) -> _launch.Started | None:
     if not flags.task_id or not all(kind and sep and target for kind, sep, target in mutations):
         return None
     raw, _ = configtext.expanded(configtext.read_text(flags.config), os.environ, str(flags.config))
-    launch = _launch_of(raw)
+    launch = _launch.plain_launch(raw)
     if launch is None:
         return None
     base_dir = flags.config.resolve().parent
@@ -128,51 +123,3 @@ def _flags(args: list[str]) -> Flags | None:
     config = Path(values.get("--config", "donegate.toml"))
     task_id, outcome = values.get("--task-id", ""), values.get("--claimed-outcome", "")
     return Flags(config, task_id, outcome, tuple(mutations))
-
-
-def _launch_of(raw: dict[str, Any]) -> _launch.Launch | None:
-    """The launch of the configuration's one check, a ``test_run`` with plain values."""
-    checks = raw.get("checks")
-    if not isinstance(checks, list) or len(checks) != 1 or not isinstance(checks[0], dict):
-        return None
-    table: dict[str, Any] = checks[0]
-    if table.get("check_type") != "test_run" or not set(table) <= _LAUNCH_KEYS | _OTHER_KEYS:
-        return None
-    shell, command = table.get("shell", False), table.get("command", "")
-    if not isinstance(shell, bool) or not (_text(command) if shell else _texts(command, 1)):
-        return None
-    env, cwd = table.get("env", {}), table.get("cwd")
-    timeout = table.get("timeout_s", _launch.DEFAULT_TIMEOUT_S)
-    protect, runner_files = table.get("protect", []), table.get("protect_runner_files", True)
-    again = table.get("must_pass", [])
-    plain = (
-        (cwd is None or isinstance(cwd, str))
-        and isinstance(env, dict)
-        and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
-        and isinstance(timeout, int | float)
-        and not isinstance(timeout, bool)
-        and 0 < timeout < float("inf")
-        and _texts(protect)
-        and isinstance(runner_files, bool)
-        and _texts(again)
-    )
-    if not plain:
-        return None
-    return _launch.Launch(
-        command=command if isinstance(command, str) else tuple(command),
-        shell=shell,
-        cwd=cwd,
-        env=env,
-        timeout_s=timeout,
-        protect=tuple(protect),
-        protect_runner_files=runner_files,
-        again=tuple(again),
-    )
-
-
-def _text(value: object) -> bool:
-    return isinstance(value, str) and value != ""
-
-
-def _texts(value: object, at_least: int = 0) -> bool:
-    return isinstance(value, list) and len(value) >= at_least and all(_text(v) for v in value)

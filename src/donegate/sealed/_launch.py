@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from donegate import globs
 from donegate.checks import runners
@@ -362,3 +362,59 @@ def _read_reports(invocation: Invocation, run: RunResult, run_dir: Path) -> Repo
         junit=read_junit(invocation.junit),
         summary=read_summary(run.output_tail),
     )
+
+
+# What a plain test_run table may hold (anything else: the validated settings decide).
+_PLAIN_KEYS = frozenset(
+    {"command", "shell", "cwd", "env", "timeout_s", "protect", "protect_runner_files", "must_pass"}
+)
+_OTHER_PLAIN_KEYS = frozenset({"check_type", "name", "target", "covers", "expected", "satisfies"})
+
+
+def plain_launch(raw: Mapping[str, Any]) -> Launch | None:
+    """The launch of a configuration (its TOML, expanded) whose one check is a ``test_run``
+    with plain values; None for any other (the validated settings are then the only reading)."""
+    checks = raw.get("checks")
+    if not isinstance(checks, list) or len(checks) != 1 or not isinstance(checks[0], dict):
+        return None
+    table: dict[str, Any] = checks[0]
+    if table.get("check_type") != "test_run" or not set(table) <= _PLAIN_KEYS | _OTHER_PLAIN_KEYS:
+        return None
+    shell, command = table.get("shell", False), table.get("command", "")
+    if not isinstance(shell, bool) or not (_text(command) if shell else _texts(command, 1)):
+        return None
+    env, cwd = table.get("env", {}), table.get("cwd")
+    timeout = table.get("timeout_s", DEFAULT_TIMEOUT_S)
+    protect, runner_files = table.get("protect", []), table.get("protect_runner_files", True)
+    again = table.get("must_pass", [])
+    plain = (
+        (cwd is None or isinstance(cwd, str))
+        and isinstance(env, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+        and isinstance(timeout, int | float)
+        and not isinstance(timeout, bool)
+        and 0 < timeout < float("inf")
+        and _texts(protect)
+        and isinstance(runner_files, bool)
+        and _texts(again)
+    )
+    if not plain:
+        return None
+    return Launch(
+        command=command if isinstance(command, str) else tuple(command),
+        shell=shell,
+        cwd=cwd,
+        env=env,
+        timeout_s=timeout,
+        protect=tuple(protect),
+        protect_runner_files=runner_files,
+        again=tuple(again),
+    )
+
+
+def _text(value: object) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def _texts(value: object, at_least: int = 0) -> bool:
+    return isinstance(value, list) and len(value) >= at_least and all(_text(v) for v in value)

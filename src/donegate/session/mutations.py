@@ -27,9 +27,7 @@ def build_claim(
     """The claim of a stop: its writes as mutations, the agent's last words as the outcome."""
     from donegate.claim import parse_claim
 
-    mutations: list[dict[str, Any]] = []
-    for w in writes:
-        mutations.extend(_mutations(len(mutations), w, reported))
+    mutations = records(writes, reported)
     commands = [r.command for r in reported if r.command][-MAX_COMMANDS_KEPT:]
     return parse_claim(
         {
@@ -42,6 +40,16 @@ def build_claim(
             **({"shell_commands": commands} if commands else {}),
         }
     )
+
+
+def records(
+    writes: Sequence[ClassifiedWrite], reported: Sequence[Reported] = ()
+) -> list[dict[str, Any]]:
+    """The claim's mutations, as plain data (the claim models not loaded): ids ``w1``, ``w2``..."""
+    mutations: list[dict[str, Any]] = []
+    for w in writes:
+        mutations.extend(_mutations(len(mutations), w, reported))
+    return mutations
 
 
 def _mutations(

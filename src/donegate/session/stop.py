@@ -150,21 +150,28 @@ def _rest(
 def _verify(
     event: HookEvent, space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]
 ) -> Claim | None:
-    """The claim of the writes, checked, when any of them needs verifying."""
+    """The claim of the writes, checked, when any of them needs verifying.
+
+    The test command starts first (see :mod:`donegate.session.checking`); the claim and the scan
+    are made while it runs."""
     if not any(reading.gate_kind(w) == "source" for w in writes):
         return None
-    from donegate.session import mutations, scanning  # only a stop with source writes needs them
+    from donegate.session import checking, mutations, scanning  # only for a stop with source
 
-    claim = mutations.build_claim(event, writes, space.reported())
-    found = [
-        *scanning.compiled(writes),
-        *scanning.hooks_off(space, writes),
-        *scanning.environment(space, writes),
-        *scanning.scan(space, settings, writes),
-    ]
-    space.notes.extend(f"donegate: noted, not blocking: {f}" for f in found if not f.blocking)
-    void_runs = tuple(str(f) for f in found if f.blocking)
-    return _checked(claim, settings, space, void_runs, keep=event.confinement is not None)
+    reported = space.reported()
+    targets = [(m["id"], m["target"]) for m in mutations.records(writes, reported)]
+    keep = event.confinement is not None
+    with checking.sealed_run(space, settings, targets, keep=keep) as (sealed, started):
+        claim = mutations.build_claim(event, writes, reported)
+        found = [
+            *scanning.compiled(writes),
+            *scanning.hooks_off(space, writes),
+            *scanning.environment(space, writes),
+            *scanning.scan(space, settings, writes),
+        ]
+        space.notes.extend(f"donegate: noted, not blocking: {f}" for f in found if not f.blocking)
+        void_runs = tuple(str(f) for f in found if f.blocking)
+        return checking.checked(claim, settings, space, sealed, started, void_runs)
 
 
 def _facts(
@@ -175,45 +182,6 @@ def _facts(
         return reading.FactsFor(writes, None, still_verified=True)
     checked = claim if settings.has_checks else None
     return reading.FactsFor(writes, checked, satisfies=settings.satisfies)
-
-
-def _checked(
-    claim: Claim,
-    settings: Settings,
-    space: Workspace,
-    void_runs: tuple[str, ...] = (),
-    *,
-    keep: bool = False,
-) -> Claim:
-    """``claim`` with the configured checks' evidence and its verdict.
-
-    The checks run sealed: on a private copy of the exact bytes this stop's snapshot hashed,
-    where no process of the agent can change them during the run. Without checks the claim
-    still gets a verdict (unverified: nothing observed it), so that the receipt says what was
-    written and that nothing confirmed it. ``keep`` (the agent is confined: it cannot write the
-    state directory) keeps the copy for the next stop, which then copies only what changed.
-    """
-    # Imported here: the claim models and the collectors are only needed when there is a write.
-    from donegate.collect import collect
-    from donegate.config import parse_config
-    from donegate.session.settings import CONFIG_FILE
-    from donegate.verdict import verify_claim
-
-    if settings.config_text is None or not settings.has_checks:
-        return verify_claim(claim)
-    from donegate.sealed.copy import seal
-
-    source = str(settings.root / CONFIG_FILE)
-    config = parse_config(settings.config_text, base_dir=settings.root, source=source)
-    with seal(space.current, state_dir=space.layout.state_dir, keep=keep) as sealed:
-        return collect(
-            claim,
-            config,
-            sealed=sealed,
-            tainted=space.tainted,
-            void_runs=void_runs,
-            state_dir=space.layout.state_dir,
-        )
 
 
 def _decide(

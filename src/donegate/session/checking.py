@@ -1,0 +1,114 @@
+"""A stop's checks: run sealed, the test command started before the claim's models are loaded.
+
+The checks run on a private copy of the exact bytes the stop's snapshot hashed (see
+:mod:`donegate.sealed.copy`). Building the claim loads pydantic and the claim models, and the
+scan parses what the agent wrote: a few tenths of a second in which the machine's other core
+would wait. So, where the team's configuration is one plain ``test_run`` (as ``donegate
+collect``'s prestart reads it), its command starts as soon as the copy is ready, and the claim
+and the scan are made while it runs. Nothing is decided early: the check takes the run over only
+if it is exactly the run it would have started (the same command, settings, place, claim
+mutations); otherwise the early run is stopped and the check runs its own, as without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+
+from donegate.session.settings import CONFIG_FILE, Settings
+from donegate.session.workspace import Workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from donegate.claim import Claim
+    from donegate.sealed._launch import Started
+    from donegate.sealed.copy import Sealed
+
+
+@contextlib.contextmanager
+def sealed_run(
+    space: Workspace, settings: Settings, mutations: Sequence[tuple[str, str]], *, keep: bool
+) -> Iterator[tuple[Sealed | None, Started | None]]:
+    """The sealed copy for this stop's checks (None without checks), and the test command
+    already started in it for ``mutations`` (id, target) when the configuration allows.
+
+    ``keep``: the agent is confined (it cannot write the state directory), so the copy is kept
+    for the next stop, which then copies only what changed.
+    """
+    if settings.config_text is None or not settings.has_checks:
+        yield None, None
+        return
+    from donegate.sealed.copy import seal
+
+    with seal(space.current, state_dir=space.layout.state_dir, keep=keep) as sealed:
+        started = _start(space, settings, sealed, mutations)
+        try:
+            yield sealed, started
+        finally:
+            if started is not None:
+                started.close()  # idempotent: a check that took it over has closed it already
+
+
+def _start(
+    space: Workspace, settings: Settings, sealed: Sealed, mutations: Sequence[tuple[str, str]]
+) -> Started | None:
+    """The team's one plain ``test_run`` started in ``sealed``, or None (the check starts it)."""
+    from donegate import configtext
+    from donegate.errors import InvalidInput
+    from donegate.sealed import _launch
+
+    workdir = sealed.workdir(settings.root)
+    if not sealed.counts or workdir is None or settings.config_text is None:
+        return None  # the check refuses to run on this copy: nothing to start
+    try:
+        source = str(settings.root / CONFIG_FILE)
+        raw, _ = configtext.expanded(settings.config_text, os.environ, source)
+    except InvalidInput:
+        return None  # the check says why, from the same text
+    launch = _launch.plain_launch(raw)
+    if launch is None:
+        return None
+    place = _launch.Place(
+        base_dir=settings.root,
+        run_dir=workdir,
+        mutations=tuple(mutations),
+        tainted=space.tainted,
+        pythonpath=sealed.pythonpath,
+        bytecode=sealed.bytecode,
+        lasting=sealed.lasting,
+    )
+    started = _launch.start(launch, place)
+    return started if isinstance(started, _launch.Started) else None
+
+
+def checked(
+    claim: Claim,
+    settings: Settings,
+    space: Workspace,
+    sealed: Sealed | None,
+    started: Started | None,
+    void_runs: tuple[str, ...] = (),
+) -> Claim:
+    """``claim`` with the configured checks' evidence and its verdict.
+
+    Without checks the claim still gets a verdict (unverified: nothing observed it), so that the
+    receipt says what was written and that nothing confirmed it.
+    """
+    from donegate.collect import collect
+    from donegate.config import parse_config
+    from donegate.verdict import verify_claim
+
+    if sealed is None or settings.config_text is None:
+        return verify_claim(claim)
+    source = str(settings.root / CONFIG_FILE)
+    config = parse_config(settings.config_text, base_dir=settings.root, source=source)
+    return collect(
+        claim,
+        config,
+        sealed=sealed,
+        tainted=space.tainted,
+        void_runs=void_runs,
+        state_dir=space.layout.state_dir,
+        prestarted=started,
+    )
