@@ -10,6 +10,7 @@ what would have been run without the defence.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -124,12 +125,10 @@ def test_a_racily_clean_file_is_hashed_before_it_is_kept(
     (place,) = kept_places(state_dir)
     target = place / "tree" / "src" / "calc.py"
     target.write_text(FIXED.replace("a + b", "a * b"))
-    manifest = json.loads((place / _kept.MANIFEST).read_text())
+    form, horizon, files = marshal.loads((place / _kept.MANIFEST).read_bytes())
     st = os.stat(target)
-    fields = manifest["files"]["src/calc.py"]
-    manifest["files"]["src/calc.py"] = [fields[0], st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-    manifest["files"]["src/calc.py"] += [st.st_ino, st.st_mode]
-    (place / _kept.MANIFEST).write_text(json.dumps(manifest))
+    files["src/calc.py"] = _kept.kept(files["src/calc.py"][0], st)
+    (place / _kept.MANIFEST).write_bytes(marshal.dumps((form, horizon, files)))
     assert sealed_tree(live, state_dir)["src/calc.py"][0] == FIXED.encode()
 
 
@@ -139,7 +138,7 @@ def test_a_manifest_that_cannot_be_read_trusts_no_file(tmp_path: Path) -> None:
     first = sealed_tree(live, state_dir)
     (place,) = kept_places(state_dir)
     copied = {p: p.stat().st_ctime_ns for p in (place / "tree").rglob("*.py")}
-    (place / _kept.MANIFEST).write_text("{not json")
+    (place / _kept.MANIFEST).write_bytes(b"\x00 not a manifest")
     time.sleep(0.05)  # past the file system clock's tick: a file copied anew has a new ctime
     second = sealed_tree(live, state_dir)
     assert second.keys() == first.keys()
