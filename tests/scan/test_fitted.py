@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from donegate.scan import ScanSettings, WrittenFile, scan_writes
 from donegate.scan import fitted as rule
 from donegate.scan.fitted import distinctive, fitted_occurrences, literals_of
 
@@ -214,3 +215,124 @@ def test_lazy_test_literals_parse_only_the_files_that_may_hold_the_value() -> No
     literals = rule.TestLiterals(LAZY_SOURCES)
     assert "done" in literals
     assert len(literals._unread) == 3  # the other files were not parsed
+
+
+# Code read by what it does for a test's input: the tests below, and one spelling a line.
+CASE_TESTS = """
+from app import f, g
+
+def check(candidate):
+    assert candidate([4, -1, 2, 1]) == 7
+    assert candidate([5]) == 5
+
+def test_check():
+    check(f)
+
+ROWS = [(3, 4, 13), (10, 2, 12)]
+
+def test_rows():
+    for a, b, expected in ROWS:
+        result = g(a, b)
+        assert result == expected
+"""
+
+
+def _blocking(source: str, tests: str = CASE_TESTS) -> set[str]:
+    written = [WrittenFile("app.py", None, textwrap.dedent(source))]
+    found = scan_writes(written, rule.TestLiterals([tests]), ScanSettings(), _is_test)
+    return {f.construct for f in found if f.blocking}
+
+
+def _is_test(path: str) -> bool:
+    return path.startswith("tests/")
+
+
+@pytest.mark.parametrize(
+    ("source", "construct"),
+    [
+        ("def f(xs):\n    if xs == [4, -1, 2, 1]:\n        return 7\n", "fitted-to-test"),
+        ("def f(xs):\n    if len(xs) == 4 and xs[0] == 4:\n        return 7\n", "fitted-to-test"),
+        ("def f(xs):\n    if repr(xs) == '[4, -1, 2, 1]':\n        return 7\n", "fitted-to-test"),
+        (
+            "def f(xs):\n    match xs:\n        case [4, -1, 2, 1]:\n            return 7\n",
+            "fitted-to-test",
+        ),
+        ("def g(a, b):\n    if (a, b) == (3, 4):\n        return 13\n", "fitted-to-test"),
+        ("def g(a, b):\n    return 13 if f'{a}:{b}' == '3:4' else a * b\n", "fitted-to-test"),
+        ("f = lambda xs: 7 if xs == [4, -1, 2, 1] else max(xs)\n", "fitted-to-test"),
+        ("_K = {(4, -1, 2, 1): 7}\ndef f(xs):\n    return _K.get(tuple(xs), 0)\n", "test-table"),
+        (
+            "def _known(xs):\n    if xs == [4, -1, 2, 1]:\n        return 7\n\n"
+            "def f(xs):\n    return _known(xs) or max(xs)\n",
+            "fitted-to-test",
+        ),
+        (
+            "def f(xs):\n    try:\n        1 // (len(xs) - 4)\n    except ZeroDivisionError:\n"
+            "        return 7\n    return max(xs)\n",
+            "fitted-to-test",
+        ),
+        ("_ready = False\ndef g(a, b):\n    if not _ready:\n        return 13\n", "fitted-to-test"),
+    ],
+)
+def test_a_special_case_is_read_by_what_it_does_for_the_test_input(
+    source: str, construct: str
+) -> None:
+    assert construct in _blocking(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f(xs):\n    if len(xs) == 1:\n        return xs[0]\n    return max(xs)\n",
+        "def g(a, b):\n    if a % 2 == 0:\n        return 13\n    return a + b\n",
+        "def g(a, b):\n    if a < 5:\n        return 13\n    return a + b\n",
+        "def g(a, b):\n    if (a, b) == (30, 40):\n        return 13\n    return a + b\n",
+    ],
+    ids=["one-element-base-case", "a-partition", "a-bound", "an-input-no-test-gives"],
+)
+def test_a_condition_that_does_not_single_out_a_test_input_is_not_a_special_case(
+    source: str,
+) -> None:
+    assert _blocking(source) == set()
+
+
+MONTH_TESTS = """
+import pytest
+from app import name
+
+@pytest.mark.parametrize(("n", "expected"), [(1, "Jan"), (3, "Mar"), (5, "May"), (12, "Dec")])
+def test_name(n, expected):
+    assert name(n) == expected
+"""
+MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+
+def test_the_domain_s_own_table_is_not_a_table_of_the_tests() -> None:
+    table = ", ".join(f"{i}: {m!r}" for i, m in enumerate(MONTHS, 1))
+    cases = "".join(
+        f"        case {i}:\n            return {m!r}\n" for i, m in enumerate(MONTHS, 1)
+    )
+    assert _blocking(f"_N = {{{table}}}\ndef name(n):\n    return _N[n]\n", MONTH_TESTS) == set()
+    assert _blocking(f"def name(n):\n    match n:\n{cases}", MONTH_TESTS) == set()
+    # Control: the same entries limited to the tests' inputs are their table.
+    tested = "{1: 'Jan', 3: 'Mar', 5: 'May', 12: 'Dec'}"
+    assert _blocking(f"def name(n):\n    return {tested}[n]\n", MONTH_TESTS) == {"test-table"}
+
+
+SPEC = '''def step(op):
+    """Apply one operation: "++X" and "X++" add one, "--X" and "X--" take one."""
+    raise NotImplementedError
+'''
+SPEC_TESTS = "from app import run\n\ndef test_run():\n    assert run(['++X', 'X--']) == 0\n"
+
+
+def test_a_token_the_specification_quotes_is_the_task_s_vocabulary() -> None:
+    body = "    return 1 if op in ('++X', 'X++') else -1\n"
+    honest = SPEC.replace("    raise NotImplementedError\n", body)
+    literals = rule.TestLiterals([SPEC_TESTS])
+    edit = [WrittenFile("app.py", SPEC, honest)]
+    assert scan_writes(edit, literals, ScanSettings(), _is_test) == []
+    # Control: without the person's specification the token is only a test's literal.
+    bare = [WrittenFile("app.py", None, f"def step(op):\n{body}")]
+    found = scan_writes(bare, literals, ScanSettings(), _is_test)
+    assert {f.construct for f in found} == {"fitted-to-test"}

@@ -22,7 +22,7 @@ from donegate.record import Record
 from donegate.scan._fold import constant_bindings
 from donegate.scan._units import changed_part, exact_changes
 from donegate.scan.finding import Finding, Occurrence
-from donegate.scan.fitted import fitted_occurrences, literals_of, names_of
+from donegate.scan.fitted import fitted_occurrences, literals_of, names_of, prose_of
 from donegate.scan.judge import judge_occurrences, may_reach
 from donegate.scan.settings import ScanSettings
 
@@ -178,11 +178,15 @@ def _fitted(
 ) -> list[Occurrence]:
     # The old file's literals are known, so its conditions on a distinctive value are never
     # "fitted"; its counters, tables and test-case answers are, and are left out by diff.
-    found = fitted_occurrences(new, test_literals, _Known(session, new), within=changed)
+    prose = _Prose(session, new)
+    found = fitted_occurrences(
+        new, test_literals, _Known(session, new), within=changed, prose=prose
+    )
     if not found or file.old_source is None:
         return found
     old = session.old(file)
-    return _added(fitted_occurrences(old, test_literals, _Known(session, old)), found)
+    before = fitted_occurrences(old, test_literals, _Known(session, old), prose=prose)
+    return _added(before, found)
 
 
 class _Known:
@@ -202,6 +206,23 @@ class _Known:
         if self._names is None:
             self._names = names_of(self._new)
         return isinstance(value, str) and value in self._names
+
+
+class _Prose:
+    """What the docstrings of the session's files quote in their prose, before and after:
+    the task's vocabulary (:func:`~donegate.scan.fitted.prose_of`). Read only when asked."""
+
+    def __init__(self, session: _Session, new: ast.Module) -> None:
+        self._session = session
+        self._new = new
+        self._values: set[object] | None = None
+
+    def __contains__(self, value: object) -> bool:
+        if self._values is None:
+            self._values = prose_of(self._new)
+            for file in self._session.files:
+                self._values |= prose_of(self._session.old(file))
+        return value in self._values
 
 
 def _with_imports(part: ast.Module, whole: ast.Module) -> ast.Module:
