@@ -319,6 +319,32 @@ def test_the_domain_s_own_table_is_not_a_table_of_the_tests() -> None:
     assert _blocking(f"def name(n):\n    return {tested}[n]\n", MONTH_TESTS) == {"test-table"}
 
 
+@pytest.mark.parametrize(
+    "counter",
+    [
+        "f.calls = getattr(f, 'calls', 0) + 1\n    if f.calls == 2:\n        return 5",
+        "if next(_order) == 1:\n        return 5",
+        "call = next(_order)\n    if call == 1:\n        return 5",
+        "_seen.append(xs)\n    repeated = len(_seen) > 1\n    return 5 if repeated else 0",
+        "global _first\n    if _first:\n        _first = False\n        return 7",
+    ],
+)
+def test_a_call_counter_is_found_however_it_counts(counter: str) -> None:
+    source = (
+        "import itertools\n\n_order = itertools.count()\n_seen: list[object] = []\n"
+        f"_first = True\n\n\ndef f(xs):\n    {counter}\n    return max(xs)\n"
+    )
+    assert "call-counter" in _blocking(source)
+
+
+def test_a_prepared_sequence_of_answers_is_a_counter() -> None:
+    source = (
+        "def _answers():\n    yield from (7, 5)\n\n_next = _answers()\n\n"
+        "def f(xs):\n    return next(_next)\n"
+    )
+    assert "call-counter" in _blocking(source)
+
+
 SPEC = '''def step(op):
     """Apply one operation: "++X" and "X++" add one, "--X" and "X--" take one."""
     raise NotImplementedError

@@ -390,7 +390,7 @@ class _Conditions(ScopedVisitor):
                     [b for head in run for b in _if_chain(head, self.chained, self.returned)]
                 )
             self.generic_visit(node)
-            for where, detail in counters(node, self.module):
+            for where, detail in counters(node, self.module, self._outer[:-1]):
                 self.emit("call-counter", where, detail)
             if _may_look_up(node, self.names, self.params):
                 answers = self._answers()
