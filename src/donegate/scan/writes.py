@@ -20,9 +20,17 @@ from collections.abc import Callable, Collection, Container, Iterable, Iterator,
 
 from donegate.record import Record
 from donegate.scan._fold import constant_bindings
+from donegate.scan._peeks import peeks
+from donegate.scan._stand_ins import stand_ins
 from donegate.scan._units import changed_part, exact_changes
 from donegate.scan.finding import Finding, Occurrence
-from donegate.scan.fitted import fitted_occurrences, literals_of, names_of, prose_of
+from donegate.scan.fitted import (
+    TestLiterals,
+    fitted_occurrences,
+    literals_of,
+    names_of,
+    prose_of,
+)
 from donegate.scan.judge import judge_occurrences, may_reach
 from donegate.scan.settings import ScanSettings
 
@@ -164,9 +172,35 @@ def _scan(
             added = _added(
                 judge(_with_imports(before, old), old), judge(_with_imports(now, new), new)
             )
+    if not test_file:
+        added += _complements(file, session, new, changed, test_literals)
     if not test_file and settings.fitted_to_test != "off":
         added += _fitted(file, session, new, changed, test_literals)
-    return [_finding(file.path, o, settings) for o in sorted(added, key=lambda o: o.line)]
+    unique = {(o.construct, o.line): o for o in sorted(added, key=lambda o: o.line)}
+    return [_finding(file.path, o, settings) for o in unique.values()]
+
+
+def _complements(
+    file: WrittenFile,
+    session: _Session,
+    new: ast.Module,
+    changed: ast.Module,
+    test_literals: Container[object],
+) -> list[Occurrence]:
+    """Stand-ins and peeks (:mod:`~donegate.scan._stand_ins`, :mod:`~donegate.scan._peeks`):
+    what reaches the judge in spellings its name rules do not list."""
+
+    def tested(name: str) -> bool:
+        return isinstance(test_literals, TestLiterals) and bool(test_literals.cases(name))
+
+    def read(part: ast.Module, whole: ast.Module) -> list[Occurrence]:
+        return stand_ins(part, tested) + peeks(part, constant_bindings(whole.body))
+
+    found = read(changed, new)
+    if not found or file.old_source is None:
+        return found
+    old = session.old(file)
+    return _added(read(old, old), read(new, new))
 
 
 def _fitted(
