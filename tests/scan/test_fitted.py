@@ -272,6 +272,11 @@ def _is_test(path: str) -> bool:
             "fitted-to-test",
         ),
         ("_ready = False\ndef g(a, b):\n    if not _ready:\n        return 13\n", "fitted-to-test"),
+        (
+            "def f(xs):\n    best = 0\n    for x in xs:\n        best = max(best, x)\n"
+            "    if best == 4 and len(xs) == 4:\n        return 7\n    return best\n",
+            "fitted-to-test",
+        ),
     ],
 )
 def test_a_special_case_is_read_by_what_it_does_for_the_test_input(

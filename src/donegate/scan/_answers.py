@@ -374,7 +374,8 @@ class Answers:
                 held = _matches(test, evaluate(subject, scope), self.context)
             else:
                 assert isinstance(test, ast.expr)
-                held = bool(evaluate(test, scope))
+                seen = [c for c in _conjuncts(test) if self._answer_pin(c) is None]
+                held = all(bool(evaluate(c, scope)) for c in seen)
         except (Unknown, Raised):
             return None
         return scope if held else None
@@ -388,18 +389,32 @@ class Answers:
                 return None
             return Pin(self.context.is_whole(subject), constants)
         assert isinstance(test, ast.expr)
-        strong, lossy, constants = False, 0, []
+        strong, lossy, constants, answer = False, 0, [], []
         for conjunct in _conjuncts(test):
-            found = self._equality(conjunct)
+            found = self._equality(conjunct) or self._answer_pin(conjunct)
             if found is None:
                 continue
             whole, constant = found
             strong = strong or whole
             lossy += not whole
             constants.append(constant)
-        if not constants:
-            return None
+            answer += [conjunct] if self._answer_pin(conjunct) else []
+        if len(constants) == len(answer):
+            return None  # none reads an input: the blind rule's, if any
         return Pin(strong or lossy >= 2, constants)
+
+    def _answer_pin(self, node: ast.expr) -> tuple[bool, object] | None:
+        """``best == 6``, a local the function computed (in a loop) compared with a constant:
+        the answer it reached, checked against the true one before a test's is returned."""
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+            return None
+        if not isinstance(node.ops[0], _EQUALITY):
+            return None
+        for side, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
+            computed = isinstance(side, ast.Name) and side.id in self.context.unknown
+            if computed and self.context.constant(other) is not UNKNOWN:
+                return False, self.context.constant(other)
+        return None
 
     def _equality(self, node: ast.expr) -> tuple[bool, object] | None:
         """(whether the feature is a whole input, the constant) for an equality test."""
