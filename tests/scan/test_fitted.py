@@ -332,6 +332,7 @@ def test_the_domain_s_own_table_is_not_a_table_of_the_tests() -> None:
         "call = next(_order)\n    if call == 1:\n        return 5",
         "_seen.append(xs)\n    repeated = len(_seen) > 1\n    return 5 if repeated else 0",
         "global _first\n    if _first:\n        _first = False\n        return 7",
+        "globals()['n'] = globals().get('n', 0) + 1\n    if globals()['n'] == 2:\n        return 5",
     ],
 )
 def test_a_call_counter_is_found_however_it_counts(counter: str) -> None:

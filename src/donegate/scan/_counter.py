@@ -87,6 +87,8 @@ class _Persistent:
         root = node
         while isinstance(root, (ast.Attribute, ast.Subscript)):
             root = root.value
+        if isinstance(root, ast.Call) and _called(root) in ("globals", "vars") and node is not root:
+            return ast.unparse(node)  # globals()["calls"]: the module's own namespace
         if not isinstance(root, ast.Name):
             return None
         name = root.id
