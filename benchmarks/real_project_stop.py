@@ -12,10 +12,11 @@ claude-code`` there, and commits both). For Flask (the figure in the closing not
 
 Each round, alternately so that both see the same machine:
   1. the project's test command in the live tree (the baseline);
-  2. a person's prompt, then one edit to ``PATH`` (a module constant added: a comment would be cosmetic, no write to check), then the ``Stop``
-     hook as Claude Code runs it, with init's sandbox settings (a confined agent): the
-     snapshot, the scan, the kept sealed copy brought up to date, the command in donegate's own
-     sandbox, the receipt. Each stop must end verified, or the benchmark stops.
+  2. a person's prompt, then one edit to ``PATH`` (a module constant added: a comment would be
+     cosmetic, with nothing to check), then the ``Stop`` hook as Claude Code runs it, with
+     init's sandbox settings (a confined agent): the snapshot, the scan, the kept sealed copy
+     brought up to date, the command started in donegate's own sandbox, the receipt. Each stop
+     must end verified, or the benchmark stops.
 The state directory is outside ``/tmp`` (Claude Code's sandbox lets commands write there, which
 would make the agent unconfined). The first stop copies the whole tree and is not counted.
 Prints the medians and the stop's ratio to the command.
@@ -112,7 +113,8 @@ def stop_s(project: Path, target: Path, state: Path, turn: int) -> float:
     confined = receipt.decision_doc.get("confinement", {}).get("confined")
     if receipt.verdict != "verified" or not confined:
         evidence = json.dumps(receipt.claim.get("evidence"))[-3000:]
-        raise SystemExit(f"stop {turn}: {receipt.verdict}, confined={confined}: {receipt.reason} {evidence}")
+        said = f"stop {turn}: {receipt.verdict}, confined={confined}: {receipt.reason}"
+        raise SystemExit(f"{said} {evidence}")
     return took
 
 
