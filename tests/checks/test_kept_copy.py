@@ -24,7 +24,7 @@ import pytest
 from donegate.demo import project as demo
 from donegate.demo.project import payload, run_hook
 from donegate.ledger import Ledger, Receipt
-from donegate.sealed import _kept
+from donegate.sealed import _bytecode, _kept
 from donegate.sealed._copytree import remove
 from donegate.sealed.copy import KEPT_PREFIX, SEALED_DIR, seal, sweep
 from donegate.workspace import Snapshot
@@ -281,9 +281,14 @@ def learned(state_dir: Path) -> str:
     return "\n".join(p.read_text() for p in (state_dir / "bytecode").glob("*/prefixes/*.list"))
 
 
-def test_the_code_of_a_kept_copy_keeps_its_bytecode_from_run_to_run(tmp_path: Path) -> None:
+def test_the_code_of_a_kept_copy_keeps_its_bytecode_from_run_to_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A fresh copy has a new path at every run, so its compiles are never kept; a kept copy
     is at the same path next time, and its modules' compiles are learned like a library's."""
+    # The store learns within a budget, in path order: on a machine where the libraries' paths
+    # sort first, a first run's budget ends before the copy's. Time enough to learn them all.
+    monkeypatch.setattr(_bytecode, "MIN_LEARN_S", 120.0)
     live = project(tmp_path / "live", FIXED)
     fresh, kept = tmp_path / "fresh", tmp_path / "kept"
     for state_dir, keep in ((fresh, False), (kept, True)):
