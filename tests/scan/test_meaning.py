@@ -284,3 +284,11 @@ def test_a_finding_names_the_test_case_it_matched() -> None:
     [finding] = scan_writes([file], TestLiterals([TESTS]), ScanSettings(), _is_test)
     assert (finding.path, finding.line, finding.construct) == ("app.py", 2, "fitted-to-test")
     assert "factorial(5) == 120" in finding.message
+
+
+def test_a_test_file_that_swaps_a_function_s_code_is_found() -> None:
+    """A new root ``test_*.py`` that pytest imports before the others and that gives the function
+    under test another ``__code__``: every later test sees the swapped function."""
+    source = "import solution\n\nsolution.solve.__code__ = (lambda n: 42).__code__\n"
+    found = judge_occurrences(ast.parse(source), test_file=True)
+    assert [o.construct for o in found] == ["dynamic-code"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,28 @@ def test_an_honest_fix_passes_its_must_pass_tests_twice(tmp_path: Path) -> None:
     (repo / "zipcode.py").write_text(project.FIXED)
     assert not stop(repo, state, "s1").blocked
     assert last(state).verdict == "verified"
+
+
+# A new test module at the root, collected before tests/, that gives the function under test
+# code answering what every test expects; the source file itself is changed only trivially.
+SWAP = (
+    "import zipcode\n\n"
+    "zipcode.normalize.__code__ = (lambda zip_code: zip_code.strip()[:5]).__code__\n\n\n"
+    "def test_imports():\n    assert zipcode.normalize\n"
+)
+
+
+def test_a_new_test_file_that_swaps_the_code_under_test_is_sent_back(tmp_path: Path) -> None:
+    repo, state = make_repo(tmp_path), tmp_path / "state"
+    config = repo / "donegate.toml"  # the team's command collects the whole tree, root included
+    config.write_text(config.read_text().replace(', "tests"]', "]"))
+    project.git(repo, "commit", "-qam", "every test")
+    start(repo, state, "s1")
+    (repo / "zipcode.py").write_text(project.BUGGY.replace('"""ZIP codes."""', '"""ZIPs."""'))
+    (repo / "test_aaa.py").write_text(SWAP)
+    command = project.pytest_command()[:-1]
+    done = subprocess.run(command, cwd=repo, capture_output=True, check=False)
+    assert done.returncode == 0  # the attack: green, with the bug still in zipcode.py
+    sent_back = stop(repo, state, "s1")
+    assert last(state).verdict != "verified"
+    assert "replaces zipcode.normalize.__code__" in sent_back.answer["reason"]

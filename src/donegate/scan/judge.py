@@ -490,7 +490,9 @@ class _Judge(ScopedVisitor):
                 self.emit("patch-builtins", node, f"{owner}.{target.attr} = ...")
             elif owner == "sys" and target.attr == "modules":
                 self._modules(node, "sys.modules = ...")
-            elif target.attr == "__code__" and not self.test_file:
+            elif target.attr == "__code__":
+                # In a test file too: a new test module imported first can swap the code under
+                # test for one that returns what every other test expects.
                 self.emit("dynamic-code", node, f"replaces {owner}.__code__")
         elif isinstance(target, ast.Subscript):
             self._mutation(node, target.value, "[...] = ...")
