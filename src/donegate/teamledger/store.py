@@ -248,6 +248,9 @@ def _watchdog(timeout_s: float, cut: Callable[[], bool]) -> Iterator[Callable[[]
     def expire() -> None:
         with lock:  # a body that has just ended is not cut: its connection is still good
             if not state["done"]:
+                # Said before cutting: the cut wakes the body at once, and it asks at once
+                # whether this was the watchdog (asked after, it read the socket's error instead).
+                state["fired"] = True
                 state["fired"] = cut()
 
     timer = threading.Timer(timeout_s, expire)
