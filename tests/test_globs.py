@@ -57,6 +57,42 @@ def test_a_pattern_without_wildcards_matches_as_its_regex(
         assert matches(candidate, pattern) is by_regex, (candidate, pattern)
 
 
+# The shapes matched without a regex (globs._shape), with names that nearly fit them.
+SHAPED = st.sampled_from(
+    [
+        "*.py",
+        "test_*.py",
+        "*",
+        "a*",
+        "*_test.go",
+        "tests/**",
+        "/tests/**",
+        "**/tests/**",
+        "__tests__/",
+        "a.b/",
+        "**/a*/**",
+        "tests/*",
+        "x?y",
+        "a*b*",
+    ]
+)
+SHAPED_PATHS = st.lists(
+    st.sampled_from(["tests", "xtests", "tests.py", "test_", "_test.go", "a", ".py", "a.b", "\n"]),
+    min_size=1,
+    max_size=4,
+).map("/".join)
+
+
+@settings(max_examples=500)
+@given(pattern=SHAPED, path=SHAPED_PATHS, tail=st.sampled_from(["", "/", "/x.py"]))
+def test_a_pattern_of_a_common_shape_matches_as_its_regex(
+    pattern: str, path: str, tail: str
+) -> None:
+    candidate = path + tail
+    by_regex = globs._compile(pattern).fullmatch(candidate) is not None
+    assert matches(candidate, pattern) is by_regex, (candidate, pattern)
+
+
 @settings(max_examples=300)
 @given(st.lists(PATTERNS, max_size=4), st.lists(PATHS.map("/".join), max_size=20))
 def test_the_bulk_filter_decides_as_the_single_match(patterns: list[str], paths: list[str]) -> None:
