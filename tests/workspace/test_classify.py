@@ -76,6 +76,41 @@ def test_python_real_changes_are_source(new: str) -> None:
     assert _kind("src/app.py", APP, new) == "source"
 
 
+# Sources that differ by little: a constant's type or sign, an operator, a field, a position.
+NEAR = [
+    "x = 1\n",
+    "x = 1.0\n",
+    "x = True\n",
+    "x = -0.0\n",
+    "x = 0.0\n",
+    "x  =  1  # one\n",
+    "x = (1)\n",
+    "x = 'a'\n",
+    "x = b'a'\n",
+    "x = u'a'\n",
+    "x = [1, 2]\n",
+    "x = [2, 1]\n",
+    "x = 1\ny = 2\n",
+    "\n\nx = 1\n",
+    "def f(a, b=1): return a\n",
+    "def f(a=1, b=1): return a\n",
+    "async def f(a, b=1): return a\n",
+    "x = a.b\n",
+    "a.b = x\n",
+]
+
+
+@pytest.mark.parametrize("old", NEAR)
+def test_python_sources_are_the_same_exactly_when_their_ast_dumps_are(old: str) -> None:
+    import ast
+
+    from donegate.workspace.cosmetic import python_equivalent
+
+    for new in NEAR:
+        same = ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
+        assert python_equivalent(old, new) is same, (old, new)
+
+
 def test_a_doctest_in_a_docstring_is_code() -> None:
     old = 'def f():\n    """>>> f()\n    1\n    """\n    return 1\n'
     new = old.replace("    1\n", "    2\n")

@@ -1,6 +1,7 @@
 """Whether an edit changes only comments and whitespace.
 
-Python is compared by its AST (``ast.dump`` leaves out line numbers, comments and formatting).
+Python is compared by its AST, as ``ast.dump`` would (without line numbers, comments and
+formatting).
 Docstrings are code: ``__doc__`` is read at runtime (doctests, CLIs built from docstrings,
 ``typing`` tricks, a test that asserts on it), so an edit to one is never cosmetic. Other
 languages are compared by their Pygments token streams without comments and
@@ -29,15 +30,35 @@ def equivalent(path: str, old: str, new: str) -> bool:
 
 def python_equivalent(old: str, new: str) -> bool:
     """Whether two Python sources have the same AST (docstrings included)."""
-    old_dump, new_dump = _python_dump(old), _python_dump(new)
-    return old_dump is not None and old_dump == new_dump
+    old_tree, new_tree = _python_tree(old), _python_tree(new)
+    return old_tree is not None and new_tree is not None and _same_tree(old_tree, new_tree)
 
 
-def _python_dump(source: str) -> str | None:
+def _python_tree(source: str) -> ast.Module | None:
     try:
-        return ast.dump(ast.parse(source))
+        return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return None
+
+
+def _same_tree(old: ast.AST, new: ast.AST) -> bool:
+    """Whether two trees are equal field by field, positions aside (as ``ast.dump`` compares
+    them), stopping at the first difference: a stop's edit is rarely cosmetic, and dumping two
+    versions of a large module to text took tens of milliseconds before the checks could start."""
+    pending: list[tuple[object, object]] = [(old, new)]
+    while pending:
+        a, b = pending.pop()
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, ast.AST):
+            pending.extend((getattr(a, f, None), getattr(b, f, None)) for f in a._fields)
+        elif isinstance(a, list):
+            if len(a) != len(b):  # type: ignore[arg-type]  # the same type as a
+                return False
+            pending.extend(zip(a, b, strict=True))  # type: ignore[call-overload]
+        elif repr(a) != repr(b):  # constants by their text, as dump does: 0.0 and -0.0 differ
+            return False
+    return True
 
 
 def tokens_equivalent(path: str, old: str, new: str) -> bool:
