@@ -173,27 +173,48 @@ def bubblewrap() -> str | None:
     return None
 
 
+# Probes started ahead of need (see probe_soon), by the bwrap they ask.
+_asked: dict[str, subprocess.Popen[bytes] | str] = {}
+
+
+def probe_soon() -> None:
+    """Start asking whether the machine can make the sandbox, for a run about to start: the
+    answer (some 10 ms of bubblewrap making namespaces) comes while the caller works on."""
+    bwrap = bubblewrap()
+    if bwrap is not None and bwrap not in _asked:
+        _asked[bwrap] = _start_probe(bwrap)
+
+
 @cache
 def _cannot(bwrap: str | None) -> str | None:
     """Why this machine cannot make the sandbox (None when it can): asked of bubblewrap itself,
     once per process, with a command of donegate's."""
     if bwrap is None:
         return None
+    probe = _asked.pop(bwrap, None) or _start_probe(bwrap)
+    if isinstance(probe, str):
+        return probe
+    try:
+        _, err = probe.communicate(timeout=_PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        probe.kill()
+        probe.communicate()
+        return f"bubblewrap could not be started: {exc}"
+    if probe.returncode != 0:
+        said = err.decode("utf-8", "replace").strip().splitlines()
+        return "bubblewrap cannot make a sandbox here" + (f": {said[-1]}" if said else "")
+    return None
+
+
+def _start_probe(bwrap: str) -> subprocess.Popen[bytes] | str:
+    """bubblewrap started on donegate's own ``true`` in the sandbox, or why it could not be."""
     true = next((p for p in ("/bin/true", "/usr/bin/true") if os.path.exists(p)), None)
     if true is None:
         return "no /bin/true to try the sandbox with"
     argv = [*_sandbox(bwrap, [], [], network=False), "--", true]
     try:
-        done = subprocess.run(
-            argv,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=_PROBE_TIMEOUT_S,
+        return subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except OSError as exc:
         return f"bubblewrap could not be started: {exc}"
-    if done.returncode != 0:
-        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return "bubblewrap cannot make a sandbox here" + (f": {said[-1]}" if said else "")
-    return None

@@ -146,6 +146,11 @@ class Started:
         """Is this the run of ``launch`` at ``place`` (and not finished, nor closed)?"""
         return self._running is not None and self.launch == launch and self.place == place
 
+    @property
+    def running(self) -> bool:
+        """Whether the command was started and is not yet waited for."""
+        return self._running is not None
+
     def finish(self) -> tuple[RunResult, Reports]:
         """Wait for the command, read its reports, and clean up."""
         assert self.invocation is not None

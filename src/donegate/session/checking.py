@@ -13,6 +13,7 @@ mutations); otherwise the early run is stopped and the check runs its own, as wi
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 from collections.abc import Iterator, Sequence
 
@@ -39,8 +40,10 @@ def sealed_run(
     if settings.config_text is None or not settings.has_checks:
         yield None, None
         return
+    from donegate.sealed import _isolation
     from donegate.sealed.copy import seal
 
+    _isolation.probe_soon()  # answered while the copy is brought up to date
     with seal(space.current, state_dir=space.layout.state_dir, keep=keep) as sealed:
         started = _start(space, settings, sealed, mutations)
         try:
@@ -80,6 +83,28 @@ def _start(
     )
     started = _launch.start(launch, place)
     return started if isinstance(started, _launch.Started) else None
+
+
+# What a stop imports once its checks have run: imported while the command runs instead, when
+# the process would otherwise wait on it with a core to spare.
+_AFTER_RUN = (
+    "donegate.collect",
+    "donegate.verdict",
+    "donegate.signing.evidence",
+    "donegate.signing.keys",  # cryptography: some 20 ms
+    "donegate.teamledger.background",
+    "xml.etree.ElementTree",  # test_run's JUnit reports
+)
+
+
+def while_it_runs(started: Started | None) -> None:
+    """Import what the stop needs after ``started`` ends, if it still runs. Only a warm-up: a
+    module that fails to import here is imported again where it is used, and fails there."""
+    if started is None or not started.running:
+        return
+    for name in _AFTER_RUN:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
 
 
 def checked(

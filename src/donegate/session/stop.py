@@ -171,6 +171,7 @@ def _verify(
         ]
         space.notes.extend(f"donegate: noted, not blocking: {f}" for f in found if not f.blocking)
         void_runs = tuple(str(f) for f in found if f.blocking)
+        checking.while_it_runs(started)
         return checking.checked(claim, settings, space, sealed, started, void_runs)
 
 
