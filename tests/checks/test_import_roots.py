@@ -136,6 +136,8 @@ def test_a_root_module_beside_an_editable_src_is_a_finding(tmp_path: Path) -> No
     ("config", "expected"),
     [
         ({"pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n'}, "src"),
+        # The key spelled with an escape, which a text search for it would miss.
+        ({"pyproject.toml": '[tool.pytest.ini_options]\n"\\u0070ythonpath" = ["src"]\n'}, "src"),
         ({"tox.ini": "[pytest]\npythonpath = src\n"}, "src"),
         ({"setup.cfg": "[tool:pytest]\npythonpath = src\n"}, "src"),
         ({}, "."),  # the working directory, where python -m pytest finds it

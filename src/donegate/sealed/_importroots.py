@@ -289,23 +289,41 @@ def _pytest_names_src(copy: Path) -> bool:
     return any(os.path.normpath(entry) == "src" for entry in entries)
 
 
+# Parsing a project's configuration files costs a stop some 10 ms before its run can start; a
+# file that never names the setting is not parsed. INI keys are read case-blind; a TOML key may
+# be spelled with escapes ("\u0070ythonpath"), so a TOML file with one (\u, \U) is always parsed.
+_SETTING = "pythonpath"
+
+
 def _ini_pythonpath(path: Path, section: str) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    if _SETTING not in text.lower():
+        return []
     import configparser
 
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        parser.read_string(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, configparser.Error):
+        parser.read_string(text)
+    except configparser.Error:
         return []
     return parser.get(section, "pythonpath", fallback="").split()
 
 
 def _toml_pythonpath(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    if _SETTING not in text and "\\u" not in text.lower():
+        return []
     import tomllib
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
         return []
     tool = data.get("tool")
     tables = tool.get("pytest") if isinstance(tool, dict) else None
