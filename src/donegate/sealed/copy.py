@@ -25,7 +25,6 @@ tree. A kept copy unused for :data:`KEEP_FOR_S`, or whose workspace is gone, is 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import hashlib
 import os
@@ -33,11 +32,11 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from donegate import statedir
+from donegate.record import Record
 from donegate.sealed import _kept
 from donegate.sealed._bytecode import STORE_DIR
 from donegate.sealed._copytree import TreeCopier, directories, remove
@@ -56,8 +55,7 @@ WORKSPACE_FILE = "workspace"  # a kept copy's workspace path, to sweep it once t
 KEEP_FOR_S = 14 * 24 * 3600.0
 
 
-@dataclass(frozen=True, slots=True)
-class Sealed:
+class Sealed(Record):
     """A sealed copy of a workspace.
 
     ``root`` is the copy of ``workspace``; ``pythonpath`` the import roots to put first so that
@@ -114,13 +112,13 @@ def seal(
         with held(place / LOCK_FILE, wait=False) as mine:
             if mine:
                 built = _refresh(snapshot, place, site_dirs)
-                yield dataclasses.replace(built, bytecode=parent.parent / STORE_DIR)
+                yield built._replace(bytecode=parent.parent / STORE_DIR)
                 return
     place = Path(tempfile.mkdtemp(prefix="seal-", dir=parent))
     with held(place / LOCK_FILE, wait=True):
         try:
             built = _build(snapshot, place, site_dirs)
-            yield dataclasses.replace(built, bytecode=parent.parent / STORE_DIR)
+            yield built._replace(bytecode=parent.parent / STORE_DIR)
         finally:
             remove(place)
 
