@@ -24,7 +24,6 @@ import os
 import shutil
 import stat
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from donegate.record import Record
 FICLONE = 0x40049409
 CHUNK = 1 << 20
 WORKERS = 4
+INLINE = 16  # so few files are copied in the calling thread
 # Fresh in every sealed run: a planted .pyc or test cache must not steer it.
 NEVER_LINKED = PathFilter(
     (
@@ -107,9 +107,14 @@ class TreeCopier:
             os.mkdir(self._copy_path(rel), 0o700)
         skip = set(present)
         items = sorted(item for item in entries.items() if item[0] not in skip)
-        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            results = pool.map(self._one, [items[i::WORKERS] for i in range(WORKERS)])
-            findings = [f for batch in results for f in batch]
+        if len(items) <= INLINE:  # a kept copy's refresh: threads (and their import) cost more
+            findings = self._one(items)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+                results = pool.map(self._one, [items[i::WORKERS] for i in range(WORKERS)])
+                findings = [f for batch in results for f in batch]
         linked = self._link_ignored(dirs, entries)
         return Copied(sorted(findings), linked)
 
