@@ -19,7 +19,8 @@ Each round, alternately so that both see the same machine:
      must end verified, or the benchmark stops.
 The state directory is outside ``/tmp`` (Claude Code's sandbox lets commands write there, which
 would make the agent unconfined). The first stop copies the whole tree and is not counted.
-Prints the medians and the stop's ratio to the command.
+``PYTHONDONTWRITEBYTECODE`` is removed from the environment, so that the command run directly keeps
+its bytecode, as on a developer's machine. Prints the medians and the stop's ratio to the command.
 """
 
 from __future__ import annotations
@@ -129,6 +130,9 @@ def main() -> None:
         help="the test command as a JSON list (default: .venv's pytest -q, no cache provider)",
     )
     args = parser.parse_args()
+    # As on a developer's machine: with it set, the command run directly would compile what it
+    # imports at every round, while donegate's runs read its bytecode store (the baseline slower).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     project = args.project.resolve()
     python = str(project / ".venv" / "bin" / "python")
     command = json.loads(args.command) if args.command else [python, "-m", "pytest", "-q"]
