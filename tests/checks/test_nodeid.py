@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from donegate.checks.runners import _nodeid
 from donegate.checks.runners._nodeid import NodeId, NodeIdError
 from donegate.checks.test_run._mustpass import resolve
 from donegate.sealed._witness import WitnessReport
@@ -44,6 +47,11 @@ def test_parse_splits_as_pytest_does(
 def test_parse_rejects_what_pytest_cannot_make(text: str) -> None:
     with pytest.raises(NodeIdError):
         NodeId.parse(text)
+
+
+@given(st.text(alphabet="ab:[]/.", max_size=16))
+def test_the_quick_split_splits_as_the_scan_over_each_character(text: str) -> None:
+    assert _nodeid._split_path(text) == _nodeid._split_scanning(text)
 
 
 def test_the_old_split_broke_an_ipv6_parameter() -> None:
