@@ -71,6 +71,10 @@ LEARN_SHARE = 0.25
 MIN_LEARN_S = 0.2
 
 
+# Compiles sources (paths) with the run's own pytest within a time (seconds): for each, the
+# source, that pytest's version, the sha256 of the bytes compiled and the .pyc (see _rewrites).
+Foreign = Callable[[list[str], float], Iterable[tuple[str, str, str, bytes]]]
+
 _now = time.time_ns  # the clock of the racy horizon (a seam for the tests)
 _cpu = time.process_time  # the clock of the learning budget (a seam for the tests)
 _OURS = "written-by-donegate"  # entries of the modules donegate writes for a run
@@ -126,11 +130,17 @@ class _Prefix:
                 _unlink(self.path, rel)
 
     def settle(
-        self, skip: Iterable[Path], budget_s: float, ours: Mapping[Path, str] | None = None
+        self,
+        skip: Iterable[Path],
+        budget_s: float,
+        ours: Mapping[Path, str] | None = None,
+        foreign: Foreign | None = None,
     ) -> None:
         """Remove what the run wrote; compile and link donegate's own for what lies outside
         ``skip``, for about ``budget_s`` seconds of CPU (later runs compile the rest), and for the
-        modules of ``ours`` the run compiled, keep donegate's compile under what they are."""
+        modules of ``ours`` the run compiled, keep donegate's compile under what they are.
+        ``foreign`` compiles what the run's pytest rewrote when it is not donegate's (see
+        :mod:`donegate.sealed._rewrites`), within the same budget, in seconds of the clock."""
         roots = tuple(str(p).lstrip(os.sep) + os.sep for p in skip)
         kinds = {str(source).lstrip(os.sep): kind for source, kind in (ours or {}).items()}
         wanted, written = [], []
@@ -156,10 +166,16 @@ class _Prefix:
         deadline = _cpu() + budget_s
         # Python's own bytecode first: pytest's rewritten modules cost an import of pytest.
         # Then by path, so that two machines learn the same modules in the same budget.
-        for rel in sorted(wanted, key=lambda rel: ("-pytest-" in rel, rel)):
+        mine, theirs = _by_rewriter(wanted)
+        for rel in sorted(mine, key=lambda rel: ("-pytest-" in rel, rel)):
             if _cpu() >= deadline:
                 break
             self._learn(rel)
+        left = deadline - _cpu()
+        if foreign is not None and theirs and left > 0:
+            sources = {_source(rel): rel for rel in sorted(theirs)}
+            for source, version, digest, pyc in foreign(list(sources), left):
+                self._learn_theirs(sources[source], version, digest, pyc)
         if self.renew or self.links != self.listed:
             _write_atomic(self._manifest(), self._manifest_text().encode())
 
@@ -184,6 +200,30 @@ class _Prefix:
         compiled_as = rel.rpartition("/")[2].partition(".")[2]  # cpython-311[-pytest-9.2.0].pyc
         name = f"{kind}.{compiled_as}"
         _kept(_source(rel), lambda digest: self.root / "entries" / _OURS / f"{name}-{digest}", name)
+
+    def _learn_theirs(self, rel: str, version: str, digest: str, pyc: bytes) -> None:
+        """Keep the ``.pyc`` the run's pytest made of ``digest``'s bytes, if the source still
+        holds them and the name is that pytest's."""
+        name = _NAME.fullmatch(rel.rpartition("/")[2])
+        read = _read(_source(rel))
+        if name is None or name["pytest"] != version or read is None:
+            return
+        data, stat = read
+        if _hashes.new("sha256", data).hexdigest() != digest:
+            return  # not the bytes donegate reads: kept for nothing
+        if not pyc.startswith(_magic()):
+            return
+        entry = self.root / "entries" / f"{rel}-{digest}"
+        if not entry.exists() and not _write_atomic(entry, pyc):
+            return
+        _drop_older(entry, f"{Path(rel).name}-")
+        target = self.path / rel
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(entry, target)
+            self.links[rel] = _Link(digest, target.stat().st_ino, stat)
+        except OSError:
+            return
 
     def _manifest(self) -> Path:
         return self.root / "prefixes" / f"{self.key}.list"
@@ -217,6 +257,7 @@ def run_prefix(
     fresh: Path,
     skip: Iterable[Path],
     ours: Mapping[Path, str] | None = None,
+    foreign: Foreign | None = None,
 ) -> Iterator[Path]:
     """The ``PYTHONPYCACHEPREFIX`` for one run of ``key``: the store's under ``root``, checked
     before the run and settled after it (sources under ``skip`` are not kept); ``fresh`` (a new
@@ -250,7 +291,7 @@ def run_prefix(
             # without a store: compiling all a run imported takes about as long as the run did.
             # The run's share is of its wall time, spent in CPU time (see settle).
             budget = max(MIN_LEARN_S, LEARN_SHARE * (time.monotonic() - started))
-            prefix.settle(skip, budget, ours)
+            prefix.settle(skip, budget, ours, foreign)
 
 
 def _kept(source: str, entry_for: Callable[[str], Path], name: str) -> tuple[str, str, Path] | None:
@@ -307,6 +348,35 @@ def _compiled(data: bytes, source: str, name: re.Match[str] | None) -> CodeType 
     tree = ast.parse(data, filename=source)
     rewrite_asserts(tree, data, source, None)
     return compile(tree, source, "exec", dont_inherit=True)
+
+
+def _by_rewriter(rels: Iterable[str]) -> tuple[list[str], list[str]]:
+    """``rels`` donegate can compile (Python's, and pytest's of its own version), and the
+    others (pytest's of another version)."""
+    named = [(rel, _NAME.fullmatch(rel.rpartition("/")[2])) for rel in rels]
+    rewriters = {m["pytest"] for _, m in named if m is not None and m["pytest"] is not None}
+    own = _own_pytest() if rewriters else None
+    mine: list[str] = []
+    theirs: list[str] = []
+    for rel, name in named:
+        rewriter = name["pytest"] if name is not None else None
+        (theirs if rewriter is not None and rewriter != own else mine).append(rel)
+    return mine, theirs
+
+
+def _own_pytest() -> str | None:
+    try:  # the version alone, without pytest itself (a tenth of a second to import)
+        from _pytest._version import version
+    except ImportError:
+        return None
+    return str(version)
+
+
+def _magic() -> bytes:
+    """This interpreter's bytecode magic number, the first bytes of every ``.pyc`` it reads."""
+    import importlib.util
+
+    return importlib.util.MAGIC_NUMBER
 
 
 def _source(rel: str) -> str:

@@ -79,8 +79,8 @@ def wrap(
     machine cannot give is an Outcome with no argv."""
     if isolation.mode == "off":
         return Outcome(list(argv), why_not="isolation is off in the configuration")
-    program = _program(argv[0], env.get("PATH"), cwd) if argv else None
-    if program is None:  # it cannot start either way: the plain start says why, as ever
+    found = program(argv[0], env.get("PATH"), cwd) if argv else None
+    if found is None:  # it cannot start either way: the plain start says why, as ever
         return Outcome(list(argv), why_not="the command was not found")
     bwrap = bubblewrap()
     why_not = _cannot(bwrap)
@@ -88,7 +88,7 @@ def wrap(
         why = why_not or "bubblewrap (bwrap) is not installed"
         return Outcome([] if isolation.mode == "required" else list(argv), why_not=why)
     places = [*writable, *map(Path, isolation.writable)]
-    seen = [*visible, *_homes(program), *map(Path, {sys.prefix, sys.base_prefix})]
+    seen = [*visible, *_homes(found), *map(Path, {sys.prefix, sys.base_prefix})]
     sandbox = _sandbox(bwrap, places, seen, network=isolation.network)
     return Outcome([*sandbox, "--", *argv], by=BY)
 
@@ -126,7 +126,7 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _program(name: str, path_env: str | None, cwd: Path) -> str | None:
+def program(name: str, path_env: str | None, cwd: Path) -> str | None:
     """The file ``name`` starts (as ``execvp`` finds it), or None."""
     if os.sep in name:
         found = name if os.path.isabs(name) else os.path.join(cwd, name)

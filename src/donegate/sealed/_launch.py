@@ -16,7 +16,7 @@ import os
 import re
 import shlex
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -25,9 +25,10 @@ from donegate import globs
 from donegate.checks import runners
 from donegate.checks.runners import _reportfile
 from donegate.record import Record
-from donegate.sealed import _bytecode, _isolation, _runenv, _scratch, _witness
+from donegate.sealed import _bytecode, _isolation, _rewrites, _runenv, _scratch, _witness
 from donegate.sealed._isolation import Isolation
 from donegate.sealed._process import Running, RunResult, start_group
+from donegate.sealed._rewrites import Rewritten
 from donegate.sealed._witness import WitnessReport, WitnessSetup
 from donegate.workspace.runnerfiles import JUDGE_FILES, RUNNER_FILES
 
@@ -141,6 +142,7 @@ class Started:
         # The sandbox the command runs in (see _isolation), or why it runs in none.
         self.isolated_by: str | None = None
         self.not_isolated: str | None = None
+        self._counted = False  # waited for by finish(): the run is judged, not stopped or void
 
     def fits(self, launch: Launch, place: Place) -> bool:
         """Is this the run of ``launch`` at ``place`` (and not finished, nor closed)?"""
@@ -157,6 +159,7 @@ class Started:
         try:
             run = self._wait()
             reports = _read_reports(self.invocation, run, self.cwd)
+            self._counted = True
         finally:
             self.close()
         return run, reports
@@ -180,6 +183,18 @@ class Started:
             self._ended = running.wait(self.launch.timeout_s)
         return self._ended
 
+    def _rewritten(self, sources: list[str], timeout_s: float) -> Iterator[Rewritten]:
+        """The run's own pytest's bytecode for ``sources`` (see ``_rewrites``): only after a run
+        that is judged, in a kept copy, isolated (where the code under test could not reach the
+        environment that compiles it)."""
+        if not (self._counted and self.place.lasting and self.isolated_by is not None):
+            return iter(())
+        assert self.invocation is not None
+        python = _rewrites.interpreter(self.invocation.argv, self.invocation.env, self.cwd)
+        if python is None:
+            return iter(())
+        return _rewrites.rewritten(python, sources, [self.place.run_dir], timeout_s)
+
     def _begin(self) -> Refusal | None:
         # Made for this run only, 0700, with a random name: the report paths cannot be pre-made.
         scratch = _scratch.make_dir("donegate-run-")
@@ -189,7 +204,9 @@ class Started:
         except runners.RunnerCommandError as exc:
             return Refusal(str(exc))
         prefix = self._open.enter_context(
-            _bytecode_prefix(self.launch, self.place, scratch, self.invocation.witness)
+            _bytecode_prefix(
+                self.launch, self.place, scratch, self.invocation.witness, self._rewritten
+            )
         )
         env = {**self.invocation.env, "PYTHONPYCACHEPREFIX": str(prefix)}
         # Python makes the prefix as it writes; an isolated run can only write where it exists.
@@ -238,7 +255,11 @@ def start(launch: Launch, place: Place) -> Started | Refusal:
 
 
 def _bytecode_prefix(
-    launch: Launch, place: Place, scratch: Path, witness: WitnessSetup | None
+    launch: Launch,
+    place: Place,
+    scratch: Path,
+    witness: WitnessSetup | None,
+    foreign: _bytecode.Foreign | None = None,
 ) -> contextlib.AbstractContextManager[Path]:
     """Bytecode only from a cache of donegate's (see ``_bytecode``), so that a ``.pyc`` planted
     in a ``__pycache__`` directory is never used."""
@@ -257,7 +278,7 @@ def _bytecode_prefix(
             fleeting += [place.base_dir, place.run_dir]
     # The witness is the same at every run, under a new name: its compile is kept as "witness".
     ours = {} if witness is None else {witness.plugin_dir / f"{witness.module}.py": "witness"}
-    return _bytecode.run_prefix(place.bytecode, key, scratch / "pycache", fleeting, ours)
+    return _bytecode.run_prefix(place.bytecode, key, scratch / "pycache", fleeting, ours, foreign)
 
 
 def protected_write(launch: Launch, place: Place) -> Refusal | None:
