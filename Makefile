@@ -19,11 +19,6 @@ $(STAMP): pyproject.toml
 	@# An editable install has no bytecode, and PYTHONDONTWRITEBYTECODE may stop Python writing
 	@# it: compile once, as a regular install does, so hooks start as fast as users' will.
 	$(BIN)/python -m compileall -q src
-	@# pytest rewrites every module of a plugin's distribution it imports (hypothesis: 112, a
-	@# second at every start) and keeps the result only where Python writes bytecode: keep it once.
-	@warm=$$(mktemp -d) && printf 'def test_warm():\n    pass\n' > $$warm/test_warm.py \
-		&& env -u PYTHONDONTWRITEBYTECODE $(abspath $(BIN))/python -m pytest -q -p no:cacheprovider \
-		$$warm/test_warm.py >/dev/null && rm -rf $$warm
 	touch $(STAMP)
 
 demo: $(STAMP)
