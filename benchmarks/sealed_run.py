@@ -53,13 +53,21 @@ def add_suite(root: Path, tests: int) -> None:
     (root / "pytest.ini").write_text("[pytest]\npythonpath = src\n")
 
 
-def run_pytest(cwd: Path, pythonpath: tuple[str, ...] = (), *, isolated: bool = False) -> None:
+def run_pytest(
+    cwd: Path, pycache: Path, pythonpath: tuple[str, ...] = (), *, isolated: bool = False
+) -> None:
+    """pytest in ``cwd``, its bytecode kept in ``pycache`` from run to run.
+
+    Outside the tree: a ``.pyc`` beside a source is a file the next snapshot sees change. Each
+    side keeps its own, as donegate's store does for a sealed run: a kept copy's modules are
+    found again at the next run, a fresh copy's (a new path each time) are compiled anew."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(pythonpath)
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
     argv = PYTEST
     if isolated:
-        wrapped = _isolation.wrap(PYTEST, _isolation.Isolation(), [cwd], [cwd], env, cwd)
+        wrapped = _isolation.wrap(PYTEST, _isolation.Isolation(), [cwd], [cwd, pycache], env, cwd)
         assert wrapped.by is not None, wrapped.why_not
         argv = wrapped.argv
         _isolation.environment(env)
@@ -70,7 +78,7 @@ def run_pytest(cwd: Path, pythonpath: tuple[str, ...] = (), *, isolated: bool = 
 
 def direct_s(root: Path, *, isolated: bool = False) -> float:
     start = time.perf_counter()
-    run_pytest(root, isolated=isolated)
+    run_pytest(root, root.parent / f"pycache-{root.name}", isolated=isolated)
     return time.perf_counter() - start
 
 
@@ -87,7 +95,7 @@ def sealed_s(snapshot: Snapshot, state: Path) -> tuple[float, float]:
         copied = time.perf_counter()
         if sealed.findings:
             raise SystemExit(f"unexpected findings: {sealed.findings[:3]}")
-        run_pytest(sealed.root, sealed.pythonpath)
+        run_pytest(sealed.root, state / "pycache-fresh", sealed.pythonpath)
     return time.perf_counter() - start, copied - start
 
 
@@ -113,7 +121,7 @@ class OneFileStops:
             ready = time.perf_counter()
             if sealed.findings or sealed.root.parent.name.startswith("seal-"):
                 raise SystemExit(f"the kept copy was not used: {sealed.findings[:3]}")
-            run_pytest(sealed.root, sealed.pythonpath)
+            run_pytest(sealed.root, self.state / "pycache-kept", sealed.pythonpath)
         return time.perf_counter() - start, ready - start
 
 
