@@ -295,3 +295,23 @@ def _answering_server() -> Iterator[int]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_sandbox_probe_is_started_once_per_process_and_always_waited_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process that decides many stops (a server, a batch) asks bubblewrap once: a probe
+    started after the answer was known would be waited for by nobody."""
+    asked: dict[str, object] = {}
+    monkeypatch.setattr(_isolation, "_asked", asked)
+    monkeypatch.setattr(_isolation, "_answered", {}, raising=False)
+    _isolation.probe_soon()
+    assert len(asked) == 1
+    probe = next(iter(asked.values()))
+    assert _isolation.wrap(["true"], _isolation.Isolation(), [], [], os.environ, Path.cwd()).by
+    assert asked == {}
+    assert isinstance(probe, subprocess.Popen)
+    assert probe.returncode == 0  # waited for
+    for _ in range(3):
+        _isolation.probe_soon()
+    assert asked == {}

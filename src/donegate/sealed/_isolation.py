@@ -30,7 +30,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -173,24 +172,31 @@ def bubblewrap() -> str | None:
     return None
 
 
-# Probes started ahead of need (see probe_soon), by the bwrap they ask.
+# Probes started ahead of need (see probe_soon), and the answers, by the bwrap they ask.
 _asked: dict[str, subprocess.Popen[bytes] | str] = {}
+_answered: dict[str, str | None] = {}
 
 
 def probe_soon() -> None:
     """Start asking whether the machine can make the sandbox, for a run about to start: the
-    answer (some 10 ms of bubblewrap making namespaces) comes while the caller works on."""
+    answer (some 10 ms of bubblewrap making namespaces) comes while the caller works on. Asked
+    once per process: a process that decides many stops starts one probe, and waits for it."""
     bwrap = bubblewrap()
-    if bwrap is not None and bwrap not in _asked:
+    if bwrap is not None and bwrap not in _asked and bwrap not in _answered:
         _asked[bwrap] = _start_probe(bwrap)
 
 
-@cache
 def _cannot(bwrap: str | None) -> str | None:
     """Why this machine cannot make the sandbox (None when it can): asked of bubblewrap itself,
     once per process, with a command of donegate's."""
     if bwrap is None:
         return None
+    if bwrap not in _answered:
+        _answered[bwrap] = _asked_now(bwrap)
+    return _answered[bwrap]
+
+
+def _asked_now(bwrap: str) -> str | None:
     probe = _asked.pop(bwrap, None) or _start_probe(bwrap)
     if isinstance(probe, str):
         return probe
