@@ -217,13 +217,7 @@ class _Prefix:
         if not entry.exists() and not _write_atomic(entry, pyc):
             return
         _drop_older(entry, f"{Path(rel).name}-")
-        target = self.path / rel
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.link(entry, target)
-            self.links[rel] = _Link(digest, target.stat().st_ino, stat)
-        except OSError:
-            return
+        self._link_entry(rel, entry, digest, stat)
 
     def _manifest(self) -> Path:
         return self.root / "prefixes" / f"{self.key}.list"
@@ -241,6 +235,10 @@ class _Prefix:
         if kept is None:
             return
         digest, stat, entry = kept
+        self._link_entry(rel, entry, digest, stat)
+
+    def _link_entry(self, rel: str, entry: Path, digest: str, stat: str) -> None:
+        """Link ``entry`` (compiled from ``digest``'s bytes, read at ``stat``) as ``rel``."""
         target = self.path / rel
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
