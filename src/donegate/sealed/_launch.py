@@ -146,7 +146,7 @@ class Started:
 
     def fits(self, launch: Launch, place: Place) -> bool:
         """Is this the run of ``launch`` at ``place`` (and not finished, nor closed)?"""
-        return self._running is not None and self.launch == launch and self.place == place
+        return self.running and self.launch == launch and self.place == place
 
     @property
     def running(self) -> bool:

@@ -36,7 +36,7 @@ from donegate.sealed import _isolation
 # each a JSON line [path, pytest version, sha256 of the bytes read, the .pyc pytest would write,
 # in hex], or [path, null] when it cannot.
 _CHILD = r"""
-import ast, hashlib, inspect, io, json, os, sys, sysconfig
+import ast, hashlib, importlib.util, inspect, io, json, os, sys, sysconfig
 home = os.path.dirname(os.path.dirname(sys.executable))
 venv = os.path.isfile(os.path.join(home, "pyvenv.cfg"))  # without site, sys.prefix is the base's
 sys.path.append(sysconfig.get_path("purelib", vars={"base": home} if venv else None))
@@ -53,7 +53,6 @@ for line in sys.stdin:
         rewrite.rewrite_asserts(tree, data, path, None)
         code = compile(tree, path, "exec", dont_inherit=True)
         out = io.BytesIO()
-        import importlib.util
         rewrite._write_pyc_fp(out, importlib.util.source_hash(data) if takes_hash else st, code)
         said = [path, version, hashlib.sha256(data).hexdigest(), out.getvalue().hex()]
     except Exception:
