@@ -86,14 +86,13 @@ def _start(
 
 
 # What a stop imports once its checks have run: imported while the command runs instead, when
-# the process would otherwise wait on it with a core to spare.
+# the process would otherwise wait on it with a core to spare. What collect needs after its run
+# (the verdict, the JUnit reader) it warms itself (donegate.collect._AFTER_RUN).
 _AFTER_RUN = (
     "donegate.collect",
-    "donegate.verdict",
     "donegate.signing.evidence",
     "donegate.signing.keys",  # cryptography: some 20 ms
     "donegate.teamledger.background",
-    "xml.etree.ElementTree",  # test_run's JUnit reports
 )
 
 
