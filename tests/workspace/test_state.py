@@ -225,6 +225,25 @@ def test_corrupt_state_file_is_an_error(repo: Path, state_dir: Path) -> None:
         state.baseline()
 
 
+def test_a_snapshot_read_back_twice_is_parsed_once_until_it_is_rewritten(
+    repo: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = WorkspaceState(state_dir, repo, "s1")
+    state.take_baseline()
+    parsed: list[object] = []
+    real = snapshot_module.Snapshot.from_json
+    monkeypatch.setattr(
+        snapshot_module.Snapshot, "from_json", lambda data: parsed.append(1) or real(data)
+    )
+    first = state.reference()
+    assert state.reference() is first
+    assert len(parsed) == 1
+    write(repo, "src/new.py", "z = 3\n")
+    state.mark_verified(state.snapshot())
+    assert "src/new.py" in state.reference().entries
+    assert len(parsed) == 2
+
+
 def test_journal_keeps_reported_writes(repo: Path, state_dir: Path) -> None:
     state = WorkspaceState(state_dir, repo, "s1")
     early = datetime(2026, 1, 1, tzinfo=UTC)

@@ -31,6 +31,7 @@ found (a shim that did not answer) is listed in :attr:`WorkspaceState.unresolved
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -101,6 +102,9 @@ class WorkspaceState:
         # The test command's interpreters whose environment the last digest could not find.
         self.unresolved: tuple[tuple[str, str], ...] = ()  # (program, why)
         self._judged: tuple[str, interpreter.Digest] | None = None  # (tree, digest) last seen
+        # Snapshots read back, by path, with the file's stat then: a stop reads its reference
+        # more than once, and each reading of a 10,000-file tree's costs some 20 ms.
+        self._read: dict[Path, tuple[tuple[int, ...], Snapshot]] = {}
 
     def snapshot(self) -> Snapshot:
         """Observe the tree now, reusing the newest snapshot's digests, and cache the result."""
@@ -271,12 +275,20 @@ class WorkspaceState:
 
     def _load(self, path: Path) -> Snapshot | None:
         try:
-            data = json.loads(path.read_bytes())
+            with path.open("rb") as f:
+                st = os.fstat(f.fileno())
+                seen = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                known = self._read.get(path)
+                if known is not None and known[0] == seen:
+                    return known[1]
+                data = json.loads(f.read())
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
             raise InvalidInput(f"cannot read workspace state {path}: {exc}") from None
-        return Snapshot.from_json(data)
+        snapshot = Snapshot.from_json(data)
+        self._read[path] = (seen, snapshot)
+        return snapshot
 
     def _save(self, path: Path, snapshot: Snapshot, data: bytes | None = None) -> None:
         # The fingerprint goes first and comes back last: a crash in between leaves none,
