@@ -97,7 +97,7 @@ def test_a_pattern_of_a_common_shape_matches_as_its_regex(
 @given(st.lists(PATTERNS, max_size=4), st.lists(PATHS.map("/".join), max_size=20))
 def test_the_bulk_filter_decides_as_the_single_match(patterns: list[str], paths: list[str]) -> None:
     bulk = PathFilter(patterns)
-    assert [bulk.ignored(p) for p in paths] == [matches_any(p, patterns) for p in paths]
+    assert [bulk.matches(p) for p in paths] == [matches_any(p, patterns) for p in paths]
     assert bulk.keep(paths) == [p for p in paths if not matches_any(p, patterns)]
 
 
@@ -112,3 +112,14 @@ def test_the_runner_and_judge_files_are_found_at_any_depth() -> None:
 )
 def test_a_target_is_read_relative_to_the_base(target: str, expected: str) -> None:
     assert globs.normalise(target, "/repo/") == expected
+
+
+@settings(max_examples=300)
+@given(st.lists(PATHS.map("/".join), max_size=30))
+def test_the_default_test_globs_decide_in_bulk_as_one_by_one(paths: list[str]) -> None:
+    # The stop's scan asks this filter about every Python file of the tree.
+    from donegate.workspace.classify import DEFAULT_TEST_GLOBS
+
+    tests = PathFilter(DEFAULT_TEST_GLOBS)
+    named = [*paths, "tests/unit/test_a.py", "src/a_test.py", "pkg/conftest.py", "src/app.py"]
+    assert [tests.matches(p) for p in named] == [matches_any(p, DEFAULT_TEST_GLOBS) for p in named]

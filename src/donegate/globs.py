@@ -139,12 +139,14 @@ class PathFilter:
         self._paths = [_compile(p) for p in paths]
         self._parents: dict[str, bool] = {}
 
-    def ignored(self, path: str) -> bool:
+    def matches(self, path: str) -> bool:
         """Whether ``path`` (relative, ``/``-separated) matches one of the patterns."""
         parent, _, name = path.rpartition("/")
         if (name and self._names.has(name)) or (parent and self._parent_ignored(parent)):
             return True
         return any(r.fullmatch(path) for r in self._paths)
+
+    ignored = matches  # as the filters of what a snapshot leaves out read
 
     def keep(self, paths: Iterable[str]) -> list[str]:
         """``paths`` without the ignored ones: :meth:`ignored` inlined over a whole listing.

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from donegate.session.settings import Settings
 from donegate.workspace import ClassifiedWrite
 from donegate.workspace._files import NotRegular, read_capped
-from donegate.workspace.patterns import matches_any
+from donegate.workspace.patterns import PathFilter
 
 if TYPE_CHECKING:
     from donegate.scan import Finding
@@ -38,8 +38,9 @@ def scan(space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]
         return []
     from donegate.scan import TestLiterals, WrittenFile, parse_scan_table, scan_writes
 
-    def is_test(path: str) -> bool:
-        return matches_any(path, settings.rules.test_globs)
+    # Every Python file of the tree is asked (the tests' literals): one filter, not a glob
+    # match per pattern and path (a tenth of a second on a 10,000-file tree).
+    is_test = PathFilter(settings.rules.test_globs).matches
 
     def data() -> list[WrittenFile]:  # read only once written code runs text as code
         others = [w for w in written if not w.write.path.endswith(".py")]
