@@ -1,31 +1,38 @@
 """The cost of a sealed run: seal (copy + check every file) + pytest, against pytest run directly.
 
-Run: ``.venv/bin/python benchmarks/sealed_run.py [--files N] [--tests T] [--repeat R]``.
+Run: ``.venv/bin/python benchmarks/sealed_run.py [--files N] [--tests T] [--repeat R] [--no-hook]``.
 
 Two trees, each with a suite of T quick tests (default 50) under ``tests/`` and its code under
 ``src/``: a small one (just the suite), and the snapshot benchmark's git repository of N small
-files (default 10,000) with the same suite added. For each, in the same run and as the median of
-R repeats, run alternately so that both see the same machine:
+files (default 10,000) with the same suite added. For each, as the median of R repeats:
+
+  The bar, in adjacent pairs so that both sides of a pair see the same machine:
   1. ``python -m pytest -q tests`` in the live tree (the baseline);
-  2. ``seal(snapshot)`` + the same command in the copy, with the seal's import path; the copy is
-     removed at the end, and that is timed too;
-  3. ``cp -r --reflink=auto`` of the tree and ``rm -rf`` of the result: the floor the file system
-     sets for any copy (the seal also hashes every file it copies);
-  4. the command in the live tree inside the checks' own sandbox (bubblewrap, as a test_run
-     runs it by default; skipped where the machine has none): what isolation adds to a run;
-  5. a stop of a confined agent that changed one file: the snapshot taken against the last one
+  2. a stop of a confined agent that changed one file: the snapshot taken against the last one
      (as the stop hook takes it), the kept copy brought up to date (``seal(keep=True)``) and the
-     command run in it. This is the issue's bar: at most 20% over the command alone.
+     command run in it, in the checks' own sandbox as a stop runs it (outside it where the
+     machine has no bubblewrap). The issue's bar: at most 20% over the command alone.
+  Then, for context, alternately:
+  3. ``seal(snapshot)`` + the command in a fresh copy, with the seal's import path; the copy is
+     removed at the end, and that is timed too;
+  4. ``cp -r --reflink=auto`` of the tree and ``rm -rf`` of the result: the floor the file system
+     sets for any copy (the seal also hashes every file it copies);
+  5. the command in the live tree inside the checks' sandbox: what isolation adds to a run.
+  And for the large tree (unless ``--no-hook``), the whole stop through the real hook, as
+  ``real_project_stop.py`` runs it (a prompt, the edit, ``donegate hook claude-code`` with init's
+  sandbox settings), interleaved with the command: what the agent waits for, with the hook's
+  start, the scan, the claim and the receipt that items 1 and 2 leave out.
 ``PYTHONDONTWRITEBYTECODE`` is removed from the environment, so that the command run directly
-keeps its bytecode, as on a developer's machine. Prints milliseconds, the seal's share and the
-ratio to the baseline. File creation dominates a fresh seal: run with ``--dir`` on the file
-system that holds donegate's state directory.
+keeps its bytecode, as on a developer's machine. Prints milliseconds and the ratio to the
+baseline. File creation dominates a fresh seal: run with ``--dir`` on the file system that holds
+donegate's state directory.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,7 +40,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import workspace_snapshot  # the benchmarks folder is on sys.path when run as a script
+import real_project_stop  # the benchmarks folder is on sys.path when run as a script
+import workspace_snapshot
 from donegate.sealed import _isolation
 from donegate.sealed.copy import seal
 from donegate.workspace import Snapshot
@@ -66,8 +74,9 @@ def run_pytest(
         env["PYTHONPATH"] = os.pathsep.join(pythonpath)
     env["PYTHONPYCACHEPREFIX"] = str(pycache)
     argv = PYTEST
+    pycache.mkdir(exist_ok=True)  # an isolated run can write only where a directory exists
     if isolated:
-        wrapped = _isolation.wrap(PYTEST, _isolation.Isolation(), [cwd], [cwd, pycache], env, cwd)
+        wrapped = _isolation.wrap(PYTEST, _isolation.Isolation(), [cwd, pycache], [cwd], env, cwd)
         assert wrapped.by is not None, wrapped.why_not
         argv = wrapped.argv
         _isolation.environment(env)
@@ -110,7 +119,7 @@ class OneFileStops:
         with seal(self.last, state_dir=state, site_dirs=(), keep=True):
             pass  # the first stop of a session copies the whole tree; later ones are timed
 
-    def once(self) -> tuple[float, float]:
+    def once(self, *, isolated: bool) -> tuple[float, float]:
         """Total time of snapshot + kept seal + pytest, and of the snapshot and seal alone."""
         self.turn += 1
         body = f"def add(a, b):\n    return a + b  # edit {self.turn}\n"
@@ -121,7 +130,8 @@ class OneFileStops:
             ready = time.perf_counter()
             if sealed.findings or sealed.root.parent.name.startswith("seal-"):
                 raise SystemExit(f"the kept copy was not used: {sealed.findings[:3]}")
-            run_pytest(sealed.root, self.state / "pycache-kept", sealed.pythonpath)
+            pycache = self.state / "pycache-kept"
+            run_pytest(sealed.root, pycache, sealed.pythonpath, isolated=isolated)
         return time.perf_counter() - start, ready - start
 
 
@@ -134,39 +144,73 @@ def copy_floor_s(root: Path, state: Path) -> float:
     return time.perf_counter() - start
 
 
-def measure(name: str, root: Path, state: Path, repeat: int) -> None:
+def measure(name: str, root: Path, state: Path, repeat: int, *, hook: bool = False) -> None:
+    """Print the figures of ``root``; with ``hook``, the whole stop through the hook too,
+    measured before the fresh copies and ``cp -r`` churn the file system."""
     snapshot = Snapshot.take(root)
-    runs: dict[str, list[float]] = {"direct": [], "total": [], "seal": [], "floor": []}
     isolate = can_isolate()
-    isolated: list[float] = []
     stops = OneFileStops(root, state)
-    kept: dict[str, list[float]] = {"total": [], "ready": []}
+    bar: dict[str, list[float]] = {"direct": [], "stop": [], "ready": []}
+    for _ in range(repeat):  # the bar: each pair adjacent
+        bar["direct"].append(direct_s(root))
+        total, ready = stops.once(isolated=isolate)
+        bar["stop"].append(total)
+        bar["ready"].append(ready)
+    whole_stop = through_the_hook(root, repeat) if hook else None
+    runs: dict[str, list[float]] = {"total": [], "seal": [], "floor": [], "boxed": []}
+    now = Snapshot.take(root, stops.last)  # the tree as the last stop left it
     for _ in range(repeat):
-        runs["direct"].append(direct_s(root))
-        whole, copy = sealed_s(stops.last, state)  # the tree as the last stop left it
+        whole, copy = sealed_s(now, state)
         runs["total"].append(whole)
         runs["seal"].append(copy)
         runs["floor"].append(copy_floor_s(root, state))
         if isolate:
-            isolated.append(direct_s(root, isolated=True))
-        total, ready = stops.once()
-        kept["total"].append(total)
-        kept["ready"].append(ready)
-    base, both, only, floor = (statistics.median(runs[k]) * 1000 for k in runs)
+            runs["boxed"].append(direct_s(root, isolated=True))
+    base, stop, ready = (statistics.median(bar[k]) * 1000 for k in ("direct", "stop", "ready"))
     print(f"{name}: {len(snapshot.entries)} files in the snapshot")
     print(f"  pytest directly              {base:8.1f} ms")
-    print(f"  seal alone                   {only:8.1f} ms  {only / base:5.2f}x pytest")
+    where = "in the sandbox" if isolate else "no bubblewrap here: unconfined"
+    print(f"  a stop that changed one file, the copy kept (confined agent; the run {where}):")
+    print(f"    snapshot + kept seal       {ready:8.1f} ms  {ready / base:5.2f}x pytest")
+    print(f"    + pytest in the copy       {stop:8.1f} ms  {stop / base:5.2f}x pytest   (the bar)")
+    both, only, floor = (statistics.median(runs[k]) * 1000 for k in ("total", "seal", "floor"))
+    print(f"  seal alone (a fresh copy)    {only:8.1f} ms  {only / base:5.2f}x pytest")
     print(f"  seal + pytest + removal      {both:8.1f} ms  {both / base:5.2f}x pytest")
     print(f"  cp -r + rm -rf (the floor)   {floor:8.1f} ms  {floor / base:5.2f}x pytest")
-    if isolated:
-        boxed = statistics.median(isolated) * 1000
+    if runs["boxed"]:
+        boxed = statistics.median(runs["boxed"]) * 1000
         print(f"  pytest in the sandbox        {boxed:8.1f} ms  {boxed / base:5.2f}x pytest")
     else:
         print("  pytest in the sandbox        (no bubblewrap here: not measured)")
-    ready, stop = (statistics.median(kept[k]) * 1000 for k in ("ready", "total"))
-    print("  a stop that changed one file, the copy kept (confined agent):")
-    print(f"    snapshot + kept seal       {ready:8.1f} ms  {ready / base:5.2f}x pytest")
-    print(f"    + pytest in the copy       {stop:8.1f} ms  {stop / base:5.2f}x pytest")
+    if whole_stop is not None:
+        command, stop = whole_stop
+        print("  the whole stop, through the hook (interleaved with the command):")
+        print(f"    the command                {command:8.1f} ms")
+        ratio = stop / command
+        print(f"    a stop after a one-file edit {stop:6.1f} ms  {ratio:5.2f}x the command")
+
+
+def through_the_hook(root: Path, repeat: int) -> tuple[float, float]:
+    """The command's and the whole stop's medians (ms), as ``real_project_stop.py`` times them,
+    on ``root`` (a git repository)."""
+    command = [*PYTEST[:-1], "tests"]  # the same command, run from the tree's root
+    # Outside /tmp: Claude Code's sandbox lets commands write there (an unconfined agent).
+    place = Path(tempfile.mkdtemp(prefix="donegate-bench-", dir="/var/tmp"))
+    state = place / "state"
+    try:
+        real_project_stop.gate(root, command, state)
+        session = real_project_stop.event("SessionStart", root, source="startup")
+        real_project_stop.hook(session, root, state)
+        target = root / "src" / "calc" / "__init__.py"
+        for turn in range(3):  # the whole tree copied, the bytecode store filled: not counted
+            real_project_stop.stop_s(root, target, state, -1 - turn)
+        plain, stops = [], []
+        for turn in range(1, repeat + 1):
+            plain.append(real_project_stop.plain_s(root, command))
+            stops.append(real_project_stop.stop_s(root, target, state, turn))
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+    return statistics.median(plain) * 1000, statistics.median(stops) * 1000
 
 
 def main() -> None:
@@ -175,6 +219,7 @@ def main() -> None:
     parser.add_argument("--tests", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--dir", default=None, help="where to build the trees and the copies")
+    parser.add_argument("--no-hook", action="store_true", help="skip the stop through the hook")
     args = parser.parse_args()
     # As on a developer's machine: with it set, the command run directly would compile what it
     # imports at every round, while donegate's runs read its bytecode store (the baseline slower).
@@ -190,7 +235,8 @@ def main() -> None:
         cpus = os.cpu_count()
         print(f"median of {args.repeat} runs, {cpus} CPUs (load {load}), {args.tests} tests:")
         measure("small suite", small, state, args.repeat)
-        measure(f"{args.files}-file git tree + the suite", large, state, args.repeat)
+        title = f"{args.files}-file git tree + the suite"
+        measure(title, large, state, args.repeat, hook=not args.no_hook)
 
 
 if __name__ == "__main__":
