@@ -232,9 +232,12 @@ def test_a_snapshot_read_back_twice_is_parsed_once_until_it_is_rewritten(
     state.take_baseline()
     parsed: list[object] = []
     real = snapshot_module.Snapshot.from_json
-    monkeypatch.setattr(
-        snapshot_module.Snapshot, "from_json", lambda data: parsed.append(1) or real(data)
-    )
+
+    def counted(data: object) -> snapshot_module.Snapshot:
+        parsed.append(data)
+        return real(data)
+
+    monkeypatch.setattr(snapshot_module.Snapshot, "from_json", counted)
     first = state.reference()
     assert state.reference() is first
     assert len(parsed) == 1
