@@ -131,6 +131,29 @@ def stop_s(project: Path, target: Path, state: Path, turn: int) -> float:
     return took
 
 
+def medians(
+    project: Path, command: list[str], target: Path, repeat: int, warmup: int = 3
+) -> tuple[float, float]:
+    """The command's and the stop's medians (ms) over ``repeat`` interleaved rounds on
+    ``project``, gated first, after ``warmup`` stops that are not counted (the whole tree
+    copied, the bytecode store filled). Each stop edits ``target``."""
+    # Outside /tmp: Claude Code's sandbox lets commands write there (an unconfined agent).
+    place = Path(tempfile.mkdtemp(prefix="donegate-bench-", dir="/var/tmp"))
+    state = place / "state"
+    try:
+        gate(project, command, state)
+        hook(event("SessionStart", project, source="startup"), project, state)
+        for turn in range(warmup):
+            stop_s(project, target, state, -1 - turn)
+        plain, stops = [], []
+        for turn in range(1, repeat + 1):
+            plain.append(plain_s(project, command))
+            stops.append(stop_s(project, target, state, turn))
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+    return statistics.median(plain) * 1000, statistics.median(stops) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--project", required=True, type=Path)
@@ -150,26 +173,15 @@ def main() -> None:
     python = str(project / ".venv" / "bin" / "python")
     command = json.loads(args.command) if args.command else [python, "-m", "pytest", "-q"]
     command += [] if args.command else ["-p", "no:cacheprovider"]
-    place = Path(tempfile.mkdtemp(prefix="donegate-bench-", dir="/var/tmp"))
-    state = place / "state"
+    target = project / args.file
     try:
-        gate(project, command, state)
-        hook(event("SessionStart", project, source="startup"), project, state)
-        target = project / args.file
-        for turn in range(args.warmup):  # the whole tree copied, the bytecode store filled
-            stop_s(project, target, state, -1 - turn)
-        plain, stops = [], []
-        for turn in range(1, args.repeat + 1):
-            plain.append(plain_s(project, command))
-            stops.append(stop_s(project, target, state, turn))
-        base, stop = statistics.median(plain) * 1000, statistics.median(stops) * 1000
-        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        print(f"{project.name}: median of {args.repeat} rounds (load {load})")
-        print(f"  the project's command        {base:8.1f} ms")
-        print(f"  a stop after a one-file edit {stop:8.1f} ms  {stop / base:5.2f}x the command")
+        base, stop = medians(project, command, target, args.repeat, args.warmup)
     finally:
-        shutil.rmtree(place, ignore_errors=True)
         subprocess.run(["git", "checkout", "-q", "--", args.file], cwd=project, check=False)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{project.name}: median of {args.repeat} rounds (load {load})")
+    print(f"  the project's command        {base:8.1f} ms")
+    print(f"  a stop after a one-file edit {stop:8.1f} ms  {stop / base:5.2f}x the command")
 
 
 if __name__ == "__main__":

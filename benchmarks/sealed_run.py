@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -169,7 +168,7 @@ def measure(name: str, root: Path, state: Path, repeat: int, *, hook: bool = Fal
     base, stop, ready = (statistics.median(bar[k]) * 1000 for k in ("direct", "stop", "ready"))
     print(f"{name}: {len(snapshot.entries)} files in the snapshot")
     print(f"  pytest directly              {base:8.1f} ms")
-    where = "in the sandbox" if isolate else "no bubblewrap here: unconfined"
+    where = "in the sandbox" if isolate else "not isolated: no bubblewrap here"
     print(f"  a stop that changed one file, the copy kept (confined agent; the run {where}):")
     print(f"    snapshot + kept seal       {ready:8.1f} ms  {ready / base:5.2f}x pytest")
     print(f"    + pytest in the copy       {stop:8.1f} ms  {stop / base:5.2f}x pytest   (the bar)")
@@ -194,23 +193,8 @@ def through_the_hook(root: Path, repeat: int) -> tuple[float, float]:
     """The command's and the whole stop's medians (ms), as ``real_project_stop.py`` times them,
     on ``root`` (a git repository)."""
     command = [*PYTEST[:-1], "tests"]  # the same command, run from the tree's root
-    # Outside /tmp: Claude Code's sandbox lets commands write there (an unconfined agent).
-    place = Path(tempfile.mkdtemp(prefix="donegate-bench-", dir="/var/tmp"))
-    state = place / "state"
-    try:
-        real_project_stop.gate(root, command, state)
-        session = real_project_stop.event("SessionStart", root, source="startup")
-        real_project_stop.hook(session, root, state)
-        target = root / "src" / "calc" / "__init__.py"
-        for turn in range(3):  # the whole tree copied, the bytecode store filled: not counted
-            real_project_stop.stop_s(root, target, state, -1 - turn)
-        plain, stops = [], []
-        for turn in range(1, repeat + 1):
-            plain.append(real_project_stop.plain_s(root, command))
-            stops.append(real_project_stop.stop_s(root, target, state, turn))
-    finally:
-        shutil.rmtree(place, ignore_errors=True)
-    return statistics.median(plain) * 1000, statistics.median(stops) * 1000
+    target = root / "src" / "calc" / "__init__.py"
+    return real_project_stop.medians(root, command, target, repeat)
 
 
 def main() -> None:
