@@ -28,8 +28,8 @@ from typing import Any
 from donegate.scan._cases import Case, frozen
 from donegate.scan._evaluate import Raised, Unknown, bind, evaluate
 from donegate.scan._fold import UNKNOWN, distinctive, fold
+from donegate.scan._scope import Function, own_nodes
 
-Function = ast.FunctionDef | ast.AsyncFunctionDef
 _MAX_CASES = 300
 # Integers within this distance of zero are base cases (fact(0) == 1, fib(2) == 1).
 _TRIVIAL_INT = 2
@@ -218,20 +218,9 @@ def _defaults(function: Function) -> dict[str, object]:
     return found
 
 
-def _own(function: Function) -> Iterator[ast.AST]:
-    """The nodes of ``function``'s body, not those of functions or classes defined in it."""
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                stack.append(child)
-
-
 def _assigned(function: Function) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for node in _own(function):
+    for node in own_nodes(function):
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
             targets = node.targets
@@ -504,7 +493,7 @@ class Answers:
     def traps(self) -> None:
         """A ``try`` whose body raises for a test's input (and not for those next to it) an
         error its handler answers with that test's expected value, or the reverse."""
-        for node in _own(self.context.function):
+        for node in own_nodes(self.context.function):
             if not isinstance(node, ast.Try) or not node.handlers:
                 continue
             bodies = [h.body for h in node.handlers] + [node.orelse]
@@ -585,7 +574,7 @@ def _get(table: object, key: object) -> object:
 
 def _lookups(function: Function) -> Iterator[tuple[ast.expr, ast.expr, ast.expr]]:
     """(node, table, key) for ``table[key]`` and ``table.get(key, ...)`` in ``function``."""
-    for node in _own(function):
+    for node in own_nodes(function):
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             if not isinstance(node.slice, ast.Slice):
                 yield node, node.value, node.slice

@@ -21,10 +21,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Sequence
 
+from donegate.scan._scope import Function, own_nodes
+
 _MUTABLE_CALLS = frozenset({"list", "dict", "set", "count", "Counter", "defaultdict", "deque"})
 _APPENDERS = frozenset({"append", "add", "extend", "appendleft"})
 _SEQUENCES = frozenset({"iter", "cycle"})
-Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def counters(
@@ -32,11 +33,11 @@ def counters(
 ) -> Iterator[tuple[ast.AST, str]]:
     """(node, detail) for each counted state of ``function`` that decides what it returns;
     ``enclosing``: the functions it is defined in (their locals outlive its calls)."""
-    if not any(map(_may_count, _own_nodes(function))):
+    if not any(map(_may_count, own_nodes(function))):
         return  # most functions count nothing: no state to work out
     persistent = _Persistent(function, module, enclosing)
     counted = set(_counted(function, persistent))
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if isinstance(node, ast.Return) and node.value is not None:
             sequence = _prepared_sequence(node.value, module)
             if sequence:
@@ -60,7 +61,7 @@ class _Persistent:
     def __init__(
         self, function: Function, module: ast.Module, enclosing: Sequence[Function] = ()
     ) -> None:
-        own = list(_own_nodes(function))
+        own = list(own_nodes(function))
         self.declared = {
             name for n in own if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names
         }
@@ -74,7 +75,7 @@ class _Persistent:
         for outer in enclosing:  # a closure's variables: bound once per factory call
             bindings += [
                 (t.id, n.value)
-                for n in _own_nodes(outer)
+                for n in own_nodes(outer)
                 if isinstance(n, ast.Assign)
                 for t in n.targets
                 if isinstance(t, ast.Name)
@@ -105,7 +106,7 @@ class _Persistent:
 
 def _counted(function: Function, persistent: _Persistent) -> Iterator[str]:
     flags = _flags(function, persistent)
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if isinstance(node, ast.AugAssign):
             key = persistent.key(node.target)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -132,7 +133,7 @@ def _flags(function: Function, persistent: _Persistent) -> set[str]:
     names declared global or nonlocal and a class's attributes: ``self.done = True`` is an
     object's own state."""
     found: set[str] = set()
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if not isinstance(node, ast.If):
             continue
         tested = {ast.unparse(n) for n in ast.walk(node.test) if isinstance(n, ast.expr)}
@@ -174,7 +175,7 @@ def _decisions(function: Function, module: ast.Module) -> Iterator[tuple[ast.AST
         if isinstance(t, ast.Name)
     }
     returned = _returned_names(function)
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if isinstance(node, (ast.If, ast.While)) and _decides(node, returned):
             yield node, node.test, False
         elif isinstance(node, ast.Return) and node.value is not None:
@@ -194,7 +195,7 @@ def _decisions(function: Function, module: ast.Module) -> Iterator[tuple[ast.AST
 def _derived(function: Function, counted: set[str]) -> set[str]:
     """Locals bound from a counted state: ``call = next(_calls)``, ``seen = key in _done``."""
     found: set[str] = set()
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name) and _reads(node.value, counted | found):
@@ -251,7 +252,7 @@ def _prepared_sequence(value: ast.expr, module: ast.Module) -> str | None:
 
 def _yields_constants(function: ast.FunctionDef) -> bool:
     """A generator that yields only constants: ``yield 3``, ``yield from (3, 58)``."""
-    yields = [n for n in _own_nodes(function) if isinstance(n, (ast.Yield, ast.YieldFrom))]
+    yields = [n for n in own_nodes(function) if isinstance(n, (ast.Yield, ast.YieldFrom))]
     return bool(yields) and all(y.value is not None and _literal(y.value) for y in yields)
 
 
@@ -275,7 +276,7 @@ def _decides(node: ast.If | ast.While, returned: set[str]) -> bool:
 def _returned_names(function: Function) -> set[str]:
     """Locals the function returns, or builds what it returns from (``return str(answer)``)."""
     found: set[str] = set()
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if isinstance(node, ast.Return) and node.value is not None:
             found |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
     return found
@@ -305,17 +306,6 @@ def _literal(node: ast.expr) -> bool:
     except (ValueError, TypeError, SyntaxError, RecursionError):
         return False
     return True
-
-
-def _own_nodes(function: Function) -> Iterator[ast.AST]:
-    """The nodes of ``function``'s body, not those of functions or classes defined in it."""
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                stack.append(child)
 
 
 def _targets(node: ast.AST) -> list[ast.expr]:

@@ -1,10 +1,25 @@
-"""A node visitor that knows the enclosing class and function of every node it visits."""
+"""Scopes in a syntax tree: a visitor that knows the enclosing class and function of every node,
+and the nodes that belong to one function's own scope."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 from donegate.scan.finding import Occurrence
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def own_nodes(function: Function) -> Iterator[ast.AST]:
+    """The nodes of ``function``'s body, not those of functions or classes defined in it."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stack.append(child)
 
 
 class ScopedVisitor(ast.NodeVisitor):

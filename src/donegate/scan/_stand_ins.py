@@ -19,10 +19,10 @@ Each is reported as ``always-equal``. Test files are not read (their fixtures ma
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from donegate.scan._fold import UNKNOWN, fold
-from donegate.scan._scope import ScopedVisitor, dotted
+from donegate.scan._scope import ScopedVisitor, dotted, own_nodes
 from donegate.scan.finding import Occurrence
 
 _COMPARISONS = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"})
@@ -125,7 +125,7 @@ class _StandIns(ScopedVisitor):
 
     def _returns(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A function the tests call that returns an object equal to anything."""
-        for node in _own(function):
+        for node in own_nodes(function):
             if not isinstance(node, ast.Return) or node.value is None:
                 continue
             for inner in ast.walk(node.value):
@@ -157,16 +157,6 @@ def _configures(target: ast.expr) -> bool:
             return True
         node = node.value
     return False
-
-
-def _own(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                stack.append(child)
 
 
 def _accepts(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:

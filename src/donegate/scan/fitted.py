@@ -36,7 +36,7 @@ from donegate.scan._cases import ANY_FUNCTION, Case, cases_of, frozen
 from donegate.scan._counter import counters
 from donegate.scan._evaluate import Raised, Unknown, evaluate
 from donegate.scan._fold import UNKNOWN, constant_bindings, distinctive, fold
-from donegate.scan._scope import ScopedVisitor, dotted
+from donegate.scan._scope import Function, ScopedVisitor, dotted
 from donegate.scan.finding import Occurrence
 
 __all__ = [
@@ -279,7 +279,6 @@ def _no_cases(callee: str) -> list[Case]:
     return []
 
 
-Function = ast.FunctionDef | ast.AsyncFunctionDef
 # A branch of a chain: (node, its test or pattern, the match's subject or None, what it returns).
 Branch = tuple[ast.AST, Any, Any, list[ast.expr]]
 
