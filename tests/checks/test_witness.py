@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from donegate.checks.test_run import _integrity
 from tests.checks.support import collect_one, detail, only, state, write
 
 PY = json.dumps(sys.executable)
@@ -323,6 +324,76 @@ def test_code_that_rewrites_both_records_at_exit_is_caught(tmp_path: Path) -> No
     write(tmp_path, {**BROKEN, "billing.py": REWRITES_THE_RECORDS})
     done = collect_one(check(), tmp_path, "billing.py")
     assert state(done) != "verified"
+
+
+# The witness's account forged, and JUnit's left as pytest wrote it: in the witness's memory,
+# before it writes its report, and in its report file, at exit. Either ends the process with
+# status 0, so that pytest's own exit status does not tell.
+FORGES_THE_WITNESS_IN_MEMORY = """
+    import atexit, os, sys
+
+
+    def _passed(document):
+        def forged():
+            doc = document()
+            for test in doc["tests"]:
+                test["outcome"] = "passed"
+                test["phases"] = {when: "passed" for when in test["phases"]}
+            return doc
+        return forged
+
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("donegate_witness_") and module._WITNESS is not None:
+            module._WITNESS.document = _passed(module._WITNESS.document)
+    atexit.register(os._exit, 0)
+
+
+    def zip_code(text):
+        return text
+"""
+FORGES_THE_WITNESS_FILE_AT_EXIT = """
+    import atexit, json, os, sys
+
+
+    def _rewrite():
+        for name, module in list(sys.modules.items()):
+            if name.startswith("donegate_witness_"):
+                path = module._WITNESS.report_path
+                doc = json.load(open(path))
+                for test in doc["tests"]:
+                    test["outcome"] = "passed"
+                    test["phases"] = {when: "passed" for when in test["phases"]}
+                open(path, "w").write(json.dumps(doc))
+        os._exit(0)
+
+
+    atexit.register(_rewrite)
+
+
+    def zip_code(text):
+        return text
+"""
+
+
+@pytest.mark.parametrize(
+    "forger",
+    [FORGES_THE_WITNESS_IN_MEMORY, FORGES_THE_WITNESS_FILE_AT_EXIT],
+    ids=["in-memory", "file-at-exit"],
+)
+def test_a_witness_forged_alone_is_caught_by_pytests_junit_report(
+    tmp_path: Path, forger: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, {**BROKEN, "billing.py": forger})
+    plain = plain_pytest(tmp_path)
+    assert plain.returncode == 0 and "1 failed" in plain.stdout  # the bug, behind a status 0
+    done = collect_one(check(), tmp_path, "billing.py")
+    assert state(done) == "unverified"
+    assert "the witness and the JUnit report disagree" in why(detail(only(done)))
+    assert "test_zip_update" in why(detail(only(done)))
+    # Without the cross-check, the forged account is the verdict.
+    monkeypatch.setattr(_integrity, "why_not_cross_checked", lambda report, junit: None)
+    assert state(collect_one(check(), tmp_path, "billing.py")) == "verified"
 
 
 def test_a_planted_bytecode_file_is_not_used(tmp_path: Path) -> None:
