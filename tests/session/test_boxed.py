@@ -1,16 +1,24 @@
 """The agent calling donegate itself from its shell, as the real hook outside its box hears of it
 (:mod:`donegate.session.boxed`): Claude Code's report of the shell call carries what the call
 printed, and the mark of a call that recorded nothing is told to the person at once and at each
-later stop. Played through the real ``donegate hook claude-code``; the confined calls themselves,
-with the real program, are in ``tests/hosts/test_claude_code_confined.py``."""
+later stop. Played through the real ``donegate hook claude-code``, and through ``donegate hook``
+of Codex, Gemini CLI and Copilot CLI with the payloads those programs sent (``tests/hooks/
+fixtures``); the confined calls themselves, with the real program, are in
+``tests/hosts/test_claude_code_confined.py``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from donegate.demo import project
 from donegate.demo.project import HookRun, payload, run_hook
+from donegate.hooks import copilot
 from donegate.statedir import NOT_RECORDED
+from tests.hooks.test_hosts import fixture, hook
 from tests.session.support import last, start, stop
 
 SESSION = "boxed-1"
@@ -63,3 +71,79 @@ def test_a_call_that_hides_its_words_and_names_no_hook_leaves_nothing_to_tell(
     run = failed(repo, state, "python tools.py accept 2>/dev/null", "Exit code 4")
     assert run.answer == {}
     assert "systemMessage" not in stop(repo, state, SESSION).answer
+
+
+ACCEPT = "donegate accept --yes tests/test_zip.py"
+ACCEPT_REFUSED = (
+    "donegate accept: donegate's state directory /home/u/.local/state/donegate cannot be written "
+    f"here (Read-only file system): nothing was recorded. ({NOT_RECORDED})."
+)
+
+
+def _codex_report(data: dict[str, Any]) -> None:
+    data["tool_input"] = {"command": ACCEPT}
+    data["tool_response"] = ACCEPT_REFUSED + "\n"
+
+
+def _gemini_report(data: dict[str, Any]) -> None:
+    # As Gemini CLI wraps a shell call's output: the agent's view, and the person's.
+    data["tool_input"] = {"command": ACCEPT, "description": "accept the test"}
+    data["tool_response"] = {
+        "llmContent": f"<untrusted_context>\nOutput: {ACCEPT_REFUSED}\nExit Code: 4\n"
+        "</untrusted_context>",
+        "returnDisplay": ACCEPT_REFUSED,
+    }
+
+
+def _copilot_report(data: dict[str, Any]) -> None:
+    data["toolArgs"] = {"command": ACCEPT, "description": "accept"}
+    data["toolResult"] = {
+        "resultType": "failure",
+        "textResultForLlm": f"{ACCEPT_REFUSED}\n<shellId: 0 completed with exit code 4>",
+    }
+
+
+# Each host's real payloads (start, its report of a shell call, stop), and that report's output.
+OTHER_HOSTS: dict[str, tuple[str, str, str, Callable[[dict[str, Any]], None]]] = {
+    "codex": (
+        "codex/0.171/SessionStart.json",
+        "codex/0.171/PostToolUse-Bash.json",
+        "codex/0.171/Stop.json",
+        _codex_report,
+    ),
+    "gemini-cli": (
+        "gemini-cli/0.61.0/SessionStart.json",
+        "gemini-cli/0.61.0/AfterTool-run_shell_command.json",
+        "gemini-cli/0.61.0/AfterAgent.json",
+        _gemini_report,
+    ),
+    "copilot": (
+        "copilot/sessionStart.json",
+        "copilot/postToolUse-bash.json",
+        "copilot/agentStop.json",
+        _copilot_report,
+    ),
+}
+COPILOT_EVENTS = ("sessionStart", "postToolUse", "agentStop")
+
+
+@pytest.mark.parametrize("host", list(OTHER_HOSTS))
+def test_each_host_s_report_of_a_confined_accept_is_told_at_the_next_stop(
+    tmp_path: Path, host: str
+) -> None:
+    """``donegate accept`` run from the agent's box recorded nothing; the host's own report of
+    that shell call, in its own shape, carries the mark to the real hook."""
+    repo, state = project.create(tmp_path / "repo"), tmp_path / "state"
+    *names, reported = OTHER_HOSTS[host]
+    payloads = [fixture(name) for name in names]
+    reported(payloads[1])
+    for index, data in enumerate(payloads):
+        data["cwd"] = str(repo)
+        data.pop("agent_id", None)  # the main agent's call, not a subagent's
+        data["session_id" if "session_id" in data else "sessionId"] = SESSION
+        env = {copilot.EVENT_VARIABLE: COPILOT_EVENTS[index]} if host == "copilot" else {}
+        done = hook(host, data, state, **env)
+        assert done.returncode == 0, done.stderr
+    notice = last(state).decision_doc["answer"]["notice"]
+    assert "the agent called donegate itself from its shell 1 time(s)" in notice
+    assert "recorded nothing" in notice
