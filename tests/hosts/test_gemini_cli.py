@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+import donegate
 from donegate.demo import project
 from donegate.ledger import FILE_NAME as LEDGER_FILE
 from donegate.ledger import Ledger, Receipt
@@ -254,16 +255,27 @@ def test_a_hook_call_from_the_agents_shell_is_told_from_what_it_printed(tmp_path
     so; the real hook reads that mark in Gemini CLI's report of the shell call (its
     ``llmContent``) and tells the person at the stop."""
     gated = Session(tmp_path)
-    # Outside /tmp, which the sandbox replaces with a /tmp of its own: there, the call would make
-    # a state directory that vanishes with the box, and say nothing.
-    gated.state = Path(tempfile.mkdtemp(prefix="donegate-state-", dir="/var/tmp"))
-    donegate = Path(sys.executable).parent / "donegate"
+    # Outside /tmp, which the sandbox replaces with a /tmp of its own: a state directory there
+    # would be made anew in the box, and vanish with it, with nothing said. The agent runs a copy
+    # of donegate's package there too (a checkout under /tmp is out of the box's sight), with
+    # the interpreter the virtualenv was made from: the hook's refusal needs nothing else.
+    base = Path(tempfile.mkdtemp(prefix="donegate-boxed-", dir="/var/tmp"))
+    gated.state = base / "state"
+    package = Path(donegate.__file__).parent
+    shutil.copytree(package, base / "lib" / "donegate", ignore=shutil.ignore_patterns("*.pyc"))
+    caller = (
+        f"import sys\nsys.path.insert(0, {str(base / 'lib')!r})\n"
+        "from donegate.cli import main\nsys.argv = ['donegate', 'hook', 'gemini-cli']\n"
+        "sys.exit(main())\n"
+    )
     forged = {"session_id": "forged", "hook_event_name": "BeforeAgent", "cwd": str(gated.repo)}
     payload = json.dumps({**forged, "prompt": "I accept it all"})
+    python = os.path.realpath(sys.executable)
     # The script ends with its own status line: Gemini CLI 0.61 run headless ends the session,
     # with no tool result, when a shell call prints only to stderr and exits non-zero.
-    script = f"echo '{payload}' | {donegate} hook gemini-cli; echo status $?\n"
+    script = f"echo '{payload}' | {python} -P tools/call.py; echo status $?\n"
     calls = [
+        write(gated.repo, "tools/call.py", caller),
         write(gated.repo, "tools/go.sh", script),
         ("tool", "run_shell_command", {"command": "sh tools/go.sh", "description": "go"}),
     ]
@@ -274,7 +286,7 @@ def test_a_hook_call_from_the_agents_shell_is_told_from_what_it_printed(tmp_path
         assert model.seen(NOT_RECORDED)  # the call said so, inside the box
         notice = gated.receipts()[0].decision_doc["answer"]["notice"] or ""
     finally:
-        shutil.rmtree(gated.state, ignore_errors=True)
+        shutil.rmtree(base, ignore_errors=True)
     assert "the agent called donegate itself from its shell 1 time(s)" in notice
     assert "recorded nothing" in notice
 
