@@ -386,7 +386,8 @@ def test_a_witness_forged_alone_is_caught_by_pytests_junit_report(
 ) -> None:
     write(tmp_path, {**BROKEN, "billing.py": forger})
     plain = plain_pytest(tmp_path)
-    assert plain.returncode == 0 and "1 failed" in plain.stdout  # the bug, behind a status 0
+    assert plain.returncode == 0  # what the agent's shell sees,
+    assert "1 failed" in plain.stdout  # with the bug still there
     done = collect_one(check(), tmp_path, "billing.py")
     assert state(done) == "unverified"
     assert "the witness and the JUnit report disagree" in why(detail(only(done)))
