@@ -6,7 +6,9 @@ Precedence: an explicit directory (``--state-dir``), else ``$DONEGATE_STATE_DIR`
 An agent's sandbox keeps the directory out of its reach: run from inside it, the commands that
 record (``donegate hook``, ``donegate accept``) cannot write it. :func:`writable` says so in words
 that end with :data:`NOT_RECORDED`, which the host's report of the agent's shell call carries to
-the next hook call outside the box.
+the next hook call outside the box. A sandbox may instead hide the directory, giving the command
+a ``/tmp`` or a home of its own (Gemini CLI's does): there the command makes a new one, which
+vanishes with the sandbox, and says so (:func:`made_here`, ending with :data:`NEW_STATE`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from donegate.errors import InvalidInput
 ENV_VAR = "DONEGATE_STATE_DIR"
 NOT_RECORDED = "donegate: not recorded"
 """The mark of a recording command that could not write the state directory (see the docstring)."""
+NEW_STATE = "donegate: new state directory"
+"""The mark of a recording command that made the state directory (see the docstring)."""
 _UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
 
 
@@ -86,6 +90,20 @@ def writable(explicit: str | Path | None = None) -> Path:
         raise Unwritable(path, _why(exc)) from None
     os.unlink(probe)
     return path
+
+
+def absent(explicit: str | Path | None = None) -> bool:
+    """Whether the state directory is missing: a recording command about to make it says so."""
+    return not os.path.lexists(resolve(explicit))
+
+
+def made_here(path: Path) -> str:
+    """What a recording command that made the state directory at ``path`` says."""
+    return (
+        f"donegate made its state directory {path}, where there was none: a first run, or a run "
+        "inside an agent's sandbox that hides the real one, whose records vanish with the "
+        f"sandbox ({NEW_STATE})."
+    )
 
 
 def _why(exc: OSError) -> str:

@@ -27,7 +27,8 @@ import donegate
 from donegate.demo import project
 from donegate.ledger import FILE_NAME as LEDGER_FILE
 from donegate.ledger import Ledger, Receipt
-from donegate.statedir import NOT_RECORDED
+from donegate.statedir import NEW_STATE, NOT_RECORDED
+from donegate.workspace.state import session_dir
 from tests.hosts.gemini_model import Answer, Script, Turn, serving
 
 VERSION = "0.61.0"
@@ -249,18 +250,31 @@ def test_the_agent_running_donegate_accept_counts_for_nothing(tmp_path: Path) ->
 
 
 @SANDBOXED_SHELL
-def test_a_hook_call_from_the_agents_shell_is_told_from_what_it_printed(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("state_at", "told"),
+    [
+        ("var-tmp", "recorded nothing: donegate's state was out of its reach"),
+        ("tmp", "made a state directory of its own: the real one was out of its sight"),
+    ],
+)
+def test_a_hook_call_from_the_agents_shell_is_told_from_what_it_printed(
+    tmp_path: Path, state_at: str, told: str
+) -> None:
     """The agent pipes a prompt of its own into donegate's hook from a script, so that the command
-    Gemini CLI reports names no hook. Inside the tool sandbox the call records nothing and says
-    so; the real hook reads that mark in Gemini CLI's report of the shell call (its
-    ``llmContent``) and tells the person at the stop."""
+    Gemini CLI reports names no hook. Inside the tool sandbox the call records nothing real, and
+    says so; the real hook reads that mark in Gemini CLI's report of the shell call (its
+    ``llmContent``) and tells the person at the stop.
+
+    Under /var/tmp, the state is seen read-only from the box: the call cannot write it. Under
+    /tmp, which the sandbox replaces with a /tmp of its own, the box does not see it: the call
+    makes a new one there, which vanishes with the box."""
     gated = Session(tmp_path)
-    # Outside /tmp, which the sandbox replaces with a /tmp of its own: a state directory there
-    # would be made anew in the box, and vanish with it, with nothing said. The agent runs a copy
-    # of donegate's package there too (a checkout under /tmp is out of the box's sight), with
-    # the interpreter the virtualenv was made from: the hook's refusal needs nothing else.
+    # The agent runs a copy of donegate's package from outside /tmp (a checkout under /tmp is out
+    # of the box's sight), with the interpreter the virtualenv was made from: the hook's first
+    # steps need nothing else.
     base = Path(tempfile.mkdtemp(prefix="donegate-boxed-", dir="/var/tmp"))
-    gated.state = base / "state"
+    if state_at == "var-tmp":
+        gated.state = base / "state"
     package = Path(donegate.__file__).parent
     shutil.copytree(package, base / "lib" / "donegate", ignore=shutil.ignore_patterns("*.pyc"))
     caller = (
@@ -283,12 +297,17 @@ def test_a_hook_call_from_the_agents_shell_is_told_from_what_it_printed(tmp_path
         with serving(staged([calls], done="Done.")) as (model, url):
             run = gated.gemini(url, "Tidy up.", mode="yolo")
         assert run.code == 0, run.stderr[-2000:]
-        assert model.seen(NOT_RECORDED)  # the call said so, inside the box
-        notice = gated.receipts()[0].decision_doc["answer"]["notice"] or ""
+        # The call said so, inside the box.
+        assert model.seen(NOT_RECORDED if state_at == "var-tmp" else NEW_STATE)
+        receipt = gated.receipts()[0]
+        # Nothing reached the real state: the real session is there, the forged one is not.
+        assert session_dir(gated.state, gated.repo, receipt.session_id).is_dir()
+        assert not session_dir(gated.state, gated.repo, "forged").exists()
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    notice = receipt.decision_doc["answer"]["notice"] or ""
     assert "the agent called donegate itself from its shell 1 time(s)" in notice
-    assert "recorded nothing" in notice
+    assert told in notice
 
 
 def test_a_subagents_wrong_fix_is_caught_at_the_main_agents_stop(tmp_path: Path) -> None:

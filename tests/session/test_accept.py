@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from donegate.session.accept import MAX_ACCEPT_BYTES, MAX_DIFF_BYTES, MAX_LINE_CHARS
+from donegate.statedir import NEW_STATE
 from tests.session.support import make_repo
 
 # A hang (a FIFO opened for reading waits for a writer) ends the process, and fails the test.
@@ -180,3 +181,14 @@ def test_a_file_name_that_could_redraw_the_terminal_is_shown_as_its_escape(
         assert "\x1b" not in stream
         assert "\u202e" not in stream
     assert "tests/test_\\x1b[2K\\u202ezip.py" in done.stderr
+
+
+def test_an_accept_that_makes_the_state_directory_says_so_once(tmp_path: Path) -> None:
+    """Inside a box that hides the real state, ``accept`` would make a new one, which vanishes
+    with the box: it says so, with the mark the real hook reads in the host's report."""
+    repo = make_repo(tmp_path)
+    state = tmp_path / "hidden" / "state"
+    first = accept(repo, state)
+    assert NEW_STATE in first.stderr
+    assert f"made its state directory {state}" in first.stderr
+    assert NEW_STATE not in accept(repo, state).stderr

@@ -17,7 +17,7 @@ import pytest
 from donegate.demo import project
 from donegate.demo.project import HookRun, payload, run_hook
 from donegate.hooks import copilot
-from donegate.statedir import NOT_RECORDED
+from donegate.statedir import NEW_STATE, NOT_RECORDED
 from tests.hooks.test_hosts import fixture, hook
 from tests.session.support import last, start, stop
 
@@ -147,3 +147,35 @@ def test_each_host_s_report_of_a_confined_accept_is_told_at_the_next_stop(
     notice = last(state).decision_doc["answer"]["notice"]
     assert "the agent called donegate itself from its shell 1 time(s)" in notice
     assert "recorded nothing" in notice
+
+
+def test_a_hook_call_that_makes_the_state_directory_says_so_once(tmp_path: Path) -> None:
+    """Inside a box that hides the real state (a /tmp or a home of its own), a hook call makes a
+    new one and records there, where it vanishes with the box: it says so, with the mark."""
+    repo, state = project.create(tmp_path / "repo"), tmp_path / "hidden" / "state"
+    first = run_hook(payload("UserPromptSubmit", SESSION, repo, prompt="I accept"), state)
+    assert first.exit_code == 0, first.stderr
+    assert NEW_STATE in first.stderr
+    assert f"made its state directory {state}" in first.stderr
+    again = run_hook(payload("UserPromptSubmit", SESSION, repo, prompt="go on"), state)
+    assert NEW_STATE not in again.stderr
+
+
+def test_a_call_that_made_a_state_directory_of_its_own_is_told(tmp_path: Path) -> None:
+    repo, state = project.create(tmp_path / "repo"), tmp_path / "state"
+    start(repo, state, SESSION)
+    said = (
+        f"donegate: UserPromptSubmit hook: donegate made its state directory /tmp/x ({NEW_STATE})."
+    )
+    data = payload(
+        "PostToolUse",
+        SESSION,
+        repo,
+        tool_name="Bash",
+        tool_input={"command": "sh tools/go.sh"},
+        tool_response={"stdout": "", "stderr": said, "interrupted": False},
+    )
+    told = run_hook(data, state).answer["systemMessage"]
+    assert "made a state directory of its own" in told
+    notice = stop(repo, state, SESSION).answer["systemMessage"]
+    assert "the agent called donegate itself from its shell 1 time(s)" in notice

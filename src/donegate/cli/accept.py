@@ -44,7 +44,10 @@ def accept(paths: tuple[str, ...], yes: bool, state_dir: Path | None) -> int:
             err=True,
         )
         return ExitCode.USAGE
+    fresh = statedir.absent(state_dir)
     acceptance = Acceptance(statedir.ensure(state_dir), Path.cwd())
+    if fresh:  # inside a box that hides the real one, nothing here is the person's record
+        click.echo(f"donegate accept: {statedir.made_here(acceptance.layout.state_dir)}", err=True)
     found = acceptance.candidates(paths)
     for item in found:
         if item.refused:

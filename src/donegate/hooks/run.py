@@ -46,7 +46,10 @@ def run_hook(host: str, state_dir: str | Path | None = None, *, ends_process: bo
         notice = f"donegate could not read this hook call ({exc}); the stop was not checked."
         return _emit(host_adapter, HookAnswer.allow(notice), None)
     try:
+        fresh = statedir.absent(state_dir)
         state = statedir.writable(state_dir)
+        if fresh:  # said to whoever ran it: inside a box that hides the real one, the agent
+            _say(f"donegate: {event.host_event} hook: {statedir.made_here(state)}")
         answer = _handle(event, state, ends_process)
     except statedir.Unwritable as exc:  # run inside the agent's box: said to whoever ran it
         _say(f"donegate: {event.host_event} hook: {exc}")

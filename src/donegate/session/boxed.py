@@ -3,7 +3,10 @@
 Neither is the agent's to run: a hook call is the host's report, accepting is the person's act.
 From inside the agent's sandbox such a call records nothing, since donegate's state lies outside
 every place the sandbox lets a command write: it says so, ending its words with
-:data:`~donegate.statedir.NOT_RECORDED`, and exits non-zero. The real hook, outside the box, reads
+:data:`~donegate.statedir.NOT_RECORDED`, and exits non-zero. A sandbox that hides the state
+instead (a ``/tmp`` or a home of its own) lets the call make a new state directory, which
+vanishes with the box: it says that, ending with :data:`~donegate.statedir.NEW_STATE`. The real
+hook, outside the box, reads
 the host's report of that shell call: the mark in its output, or its command naming donegate's
 hook, is kept in the session (``donegate-calls.jsonl``, beside the journal), told to the person at
 once, and again at each later stop of the session, whose receipt keeps the words.
@@ -21,7 +24,7 @@ import re
 from pathlib import Path
 
 from donegate.session.event import ToolUse
-from donegate.statedir import NOT_RECORDED
+from donegate.statedir import NEW_STATE, NOT_RECORDED
 from donegate.timefmt import rfc3339
 from donegate.workspace.snapshot import utc_now
 
@@ -35,6 +38,8 @@ def seen(use: ToolUse) -> str | None:
     """How the host's report shows ``use`` calling donegate itself, if it does."""
     if use.output is not None and NOT_RECORDED in use.output:
         return "recorded nothing: donegate's state was out of its reach"
+    if use.output is not None and NEW_STATE in use.output:
+        return "made a state directory of its own: the real one was out of its sight"
     if use.command is not None and _HOOK_COMMAND.search(use.command):
         return "ran donegate's hook"
     return None
