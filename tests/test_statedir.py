@@ -6,6 +6,7 @@ in the shape of the agent's (``/`` read-only, the project writable); in Claude C
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from donegate import statedir
 from donegate.demo import project
 from donegate.demo.project import payload
 from donegate.statedir import NOT_RECORDED
@@ -42,7 +44,7 @@ def test_in_a_box_that_cannot_write_the_state_the_hook_and_accept_record_nothing
     assert accept.returncode == 4
     assert accept.stdout == ""  # no diff shown: nothing is accepted from here
     for said in (hook.stderr, accept.stderr):
-        assert f"{state} cannot be written here (Read-only file system)" in said
+        assert f"{state} cannot be written here (its file system is mounted read-only" in said
         assert said.rstrip().endswith(f"({NOT_RECORDED}).")
     assert sorted(p.relative_to(state) for p in state.rglob("*")) == before
 
@@ -59,3 +61,26 @@ def in_a_box(
     return subprocess.run(
         [*box, *args], input=given, env=env, capture_output=True, text=True, check=False
     )
+
+
+# What Gemini CLI 0.61 reads, in a failed shell call's output, as its sandbox refusing a path
+# (its sandboxDenialUtils): it then asks the person to let the agent's commands write there.
+HOST_DENIAL_WORDS = (
+    "operation not permitted",
+    "permission denied",
+    "eperm",
+    "eacces",
+    "read-only file system",
+    "access denied",
+    "forbidden",
+    "sandbox: ",
+    "permissionerror",
+)
+
+
+@pytest.mark.parametrize("code", [errno.EROFS, errno.EACCES, errno.EPERM])
+def test_the_refusal_names_no_words_a_host_reads_as_its_sandbox_s_denial(code: int) -> None:
+    """Else a host offers the person to open donegate's state to the agent's commands."""
+    said = str(statedir.Unwritable(Path("/state"), statedir._why(OSError(code, os.strerror(code)))))
+    assert said.endswith(f"({statedir.NOT_RECORDED}).")
+    assert not [w for w in HOST_DENIAL_WORDS if w in said.lower()]

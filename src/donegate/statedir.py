@@ -106,5 +106,17 @@ def made_here(path: Path) -> str:
     )
 
 
+# What stops the write, in words no host reads as its own sandbox's refusal. Gemini CLI reads
+# "read-only file system", "permission denied" or "operation not permitted" in a failed shell
+# call's output as its sandbox refusing the path named, asks the person to let the agent's
+# commands write there (donegate's state, here), and a headless run ends on the question,
+# without its stop hook.
+_CAUSES = {
+    errno.EROFS: "its file system is mounted read-only from here",
+    errno.EACCES: "its permissions do not let this process write it",
+    errno.EPERM: "a rule of this process's confinement refuses the write",
+}
+
+
 def _why(exc: OSError) -> str:
-    return exc.strerror or str(exc)
+    return _CAUSES.get(exc.errno or 0) or exc.strerror or str(exc)

@@ -129,7 +129,7 @@ def test_a_read_only_file_system_is_reported_as_such(tiny_fs: Path) -> None:
         ["decide", "--session", "s", "--state-dir", str(tiny_fs / "new")], json.dumps(RED).encode()
     )
     assert fresh.returncode == 4
-    assert b"Read-only file system" in fresh.stderr, fresh.stderr
+    assert b"mounted read-only" in fresh.stderr, fresh.stderr
 
 
 def test_read_only_store_raises_state_error_naming_the_cause(tmp_path: Path) -> None:

@@ -514,7 +514,7 @@ def test_confined_every_attack_records_nothing_and_the_stop_is_not_verified(home
     # a. From its own script, donegate ran and recorded nothing, and said so; typed in the shell,
     # init's rule denied one spelling (Claude Code reads the quotes as the shell does), and the
     # other needs the person's approval (headless, no one gives it).
-    unwritable = f"state directory {place.state} cannot be written here (Read-only file system)"
+    unwritable = f"state directory {place.state} cannot be written here (its file system is mounted"
     for command in cmd.accepting()[:3]:
         assert said[command].startswith("Exit code 4\ndonegate: invalid input: donegate's ")
         assert unwritable in said[command]
