@@ -179,3 +179,24 @@ def test_a_call_that_made_a_state_directory_of_its_own_is_told(tmp_path: Path) -
     assert "made a state directory of its own" in told
     notice = stop(repo, state, SESSION).answer["systemMessage"]
     assert "the agent called donegate itself from its shell 1 time(s)" in notice
+
+
+def test_copilot_running_claude_code_s_settings_reports_the_output_too(tmp_path: Path) -> None:
+    """Copilot CLI also runs ``.claude/settings.json``'s hooks (``donegate hook claude-code``),
+    with its report in snake case: ``tool_result.text_result_for_llm``, as it sent for an edit
+    (``fixtures/copilot/claude-settings-PostToolUse.json``). A shell call is shaped from that
+    report, with Claude Code's name for the shell tool."""
+    repo, state = project.create(tmp_path / "repo"), tmp_path / "state"
+    names = ("UserPromptSubmit", "PostToolUse", "Stop")
+    payloads = [fixture(f"copilot/claude-settings-{name}.json") for name in names]
+    report = payloads[1]
+    report["tool_name"] = "Bash"
+    report["tool_input"] = {"command": ACCEPT}
+    report["tool_result"] = {"result_type": "failure", "text_result_for_llm": ACCEPT_REFUSED}
+    for data in payloads:
+        data["cwd"], data["session_id"] = str(repo), SESSION
+        done = hook("claude-code", data, state)
+        assert done.returncode == 0, done.stderr
+    notice = last(state).decision_doc["answer"]["notice"]
+    assert "the agent called donegate itself from its shell 1 time(s)" in notice
+    assert "recorded nothing" in notice

@@ -38,16 +38,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from donegate.errors import InvalidInput
+from donegate.hooks._output import printed
 from donegate.jsontext import clean_text
 from donegate.record import Record
-from donegate.session.event import (
-    MAX_OUTPUT_CHARS,
-    EventKind,
-    HookAnswer,
-    HookEvent,
-    HostOutput,
-    ToolUse,
-)
+from donegate.session.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -213,25 +207,8 @@ def _tool_use(payload: dict[str, Any], dialect: Dialect, *, failed: bool) -> Too
     if tool not in dialect.shell_tools:
         return ToolUse(tool, paths, None, failed)
     command = tool_input.get("command")
-    said = _output(payload)
+    said = printed(payload)
     return ToolUse(tool, paths, command if isinstance(command, str) else None, failed, said)
-
-
-# Where a host's tool report holds what a shell command printed: Claude Code's ``stdout`` and
-# ``stderr``; Gemini CLI's ``llmContent`` (the agent's view, with the exit code) and
-# ``returnDisplay`` (the person's).
-_OUTPUT_KEYS = ("stdout", "stderr", "llmContent", "returnDisplay")
-
-
-def _output(payload: dict[str, Any]) -> str | None:
-    """What a shell command printed: ``tool_response``'s parts (Claude Code's, Gemini CLI's), or
-    the ``error`` of Claude Code's ``PostToolUseFailure``; Codex's ``tool_response`` is the text
-    itself."""
-    response = payload.get("tool_response")
-    parts = [response.get(k) for k in _OUTPUT_KEYS] if isinstance(response, dict) else []
-    parts += [response, payload.get("error")]
-    found = [p[-MAX_OUTPUT_CHARS:] for p in parts if isinstance(p, str) and p]
-    return "\n".join(found) if found else None
 
 
 def render(answer: HookAnswer, event: HookEvent, *, block: str = "block") -> HostOutput:

@@ -34,15 +34,9 @@ import os
 from pathlib import Path
 
 from donegate.errors import InvalidInput
+from donegate.hooks import _output
 from donegate.jsontext import clean_text
-from donegate.session.event import (
-    MAX_OUTPUT_CHARS,
-    EventKind,
-    HookAnswer,
-    HookEvent,
-    HostOutput,
-    ToolUse,
-)
+from donegate.session.event import EventKind, HookAnswer, HookEvent, HostOutput, ToolUse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -142,19 +136,7 @@ def _tool_use(payload: dict[str, Any]) -> ToolUse | None:
     paths = (path,) if path and tool.lower() in _FILE_TOOLS else ()
     if not isinstance(command, str):
         return ToolUse(tool, paths)
-    failed, output = _result(payload)
-    return ToolUse(tool, paths, command, failed, output)
-
-
-def _result(payload: dict[str, Any]) -> tuple[bool, str | None]:
-    """Whether a shell call failed, and what it printed, from the report's ``toolResult``
-    (``resultType``, ``textResultForLlm``: the output the agent was shown)."""
-    result = payload.get("toolResult", payload.get("tool_result"))
-    if not isinstance(result, dict):
-        return False, None
-    text = result.get("textResultForLlm")
-    output = text[-MAX_OUTPUT_CHARS:] if isinstance(text, str) and text else None
-    return result.get("resultType") == "failure", output
+    return ToolUse(tool, paths, command, _output.failed(payload), _output.printed(payload))
 
 
 def render(answer: HookAnswer, event: HookEvent) -> HostOutput:

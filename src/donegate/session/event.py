@@ -22,10 +22,6 @@ else:
     EventKind = str  # a Literal for the type checker; its values are str at run time
 
 
-# Of each part of a shell command's output in a host's report: read, never kept.
-MAX_OUTPUT_CHARS = 64 * 1024
-
-
 class ToolUse(Record):
     """A tool call the host reports: which files it says it touched, or the command it ran.
 
