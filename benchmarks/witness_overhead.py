@@ -36,7 +36,7 @@ from pathlib import Path
 
 from donegate.checks import CheckContext
 from donegate.checks.test_run import TEST_RUN, TestRunSettings
-from donegate.sealed._witness import WitnessSetup, prepare, read_report
+from donegate.sealed._witness import WitnessReport, WitnessSetup, prepare, read_report
 
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 
@@ -61,18 +61,12 @@ def variant(command: list[str], root: Path, *, junit: bool, witness: bool) -> Ca
     def run() -> Timing:
         with tempfile.TemporaryDirectory() as scratch:
             argv, env = list(command), dict(os.environ)
-            setup: WitnessSetup | None = None
-            if witness:
-                setup = prepare(Path(scratch))
-                paths = [str(setup.plugin_dir), *filter(None, [env.get("PYTHONPATH")])]
-                env["PYTHONPATH"] = os.pathsep.join(paths)
-                env[setup.env_var] = setup.settings({}, cwd_last=False)
-                argv += ["-p", setup.module]
+            setup = _witnessed(argv, env, Path(scratch)) if witness else None
             if junit:
                 argv.append(f"--junitxml={scratch}/junit.xml")
             timing = _timed(argv, root, env)
-            if setup is not None and read_report(setup.report) is None:
-                sys.exit("the witness wrote no report it could read")
+            if setup is not None:
+                _report(setup)
             if junit and not Path(scratch, "junit.xml").exists():
                 sys.exit("pytest wrote no JUnit report")
             return timing
@@ -107,17 +101,30 @@ def _timed(argv: list[str], cwd: Path, env: dict[str, str]) -> Timing:
     return Timing(wall, cpu)
 
 
+def _witnessed(argv: list[str], env: dict[str, str], scratch: Path) -> WitnessSetup:
+    """Load the witness into the run of ``argv`` with ``env`` (both changed in place)."""
+    setup = prepare(scratch)
+    paths = [str(setup.plugin_dir), *filter(None, [env.get("PYTHONPATH")])]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env[setup.env_var] = setup.settings({}, cwd_last=False)
+    argv += ["-p", setup.module]
+    return setup
+
+
+def _report(setup: WitnessSetup) -> WitnessReport:
+    report = read_report(setup.report)
+    if report is None:
+        sys.exit("the witness wrote no report it could read")
+    return report
+
+
 def tests_run(command: list[str], root: Path) -> int:
     """How many tests the command runs, as the witness counts them."""
     with tempfile.TemporaryDirectory() as scratch:
-        setup = prepare(Path(scratch))
-        env = {**os.environ, "PYTHONPATH": str(setup.plugin_dir)}
-        env[setup.env_var] = setup.settings({}, cwd_last=False)
-        _timed([*command, "-p", setup.module], root, env)
-        report = read_report(setup.report)
-        if report is None:
-            sys.exit("the witness wrote no report it could read")
-        return len(report.tests)
+        argv, env = list(command), dict(os.environ)
+        setup = _witnessed(argv, env, Path(scratch))
+        _timed(argv, root, env)
+        return len(_report(setup).tests)
 
 
 def measure(title: str, command: list[str], root: Path, repeat: int, *, judged: bool) -> None:
