@@ -112,11 +112,13 @@ def _sandbox(
         argv.append("--unshare-net")
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     argv += ["--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
-    # Outside /tmp these are seen already; inside it, they are brought back, read-only.
+    # Outside /tmp these are seen already; inside it, they are brought back, read-only. One
+    # inside a writable place is seen through that place's bind (made after, over it).
+    bound = _existing(writable)
     for place in _existing(visible):
-        if _under(place, "/tmp"):
+        if _under(place, "/tmp") and not any(_under(place, w) for w in bound):
             argv += ["--ro-bind", place, place]
-    for place in _existing(writable):
+    for place in bound:
         argv += ["--bind", place, place]
     return argv
 
