@@ -18,7 +18,7 @@ from donegate.demo import project
 from donegate.demo.project import payload
 from donegate.hooks import claude_code
 from donegate.sealed import _launch
-from donegate.session import on_start, on_stop
+from donegate.session import on_start, on_stop, on_tool_use
 
 SESSION = "early-1"
 
@@ -68,3 +68,60 @@ def test_a_configuration_beyond_a_plain_test_run_is_started_by_its_check(
     stop = claude_code.parse(payload("Stop", SESSION, repo, last_assistant_message="Fixed."))
     assert on_stop(stop, state).verdict == "verified"
     assert [caller for caller, _ in calls] == ["donegate.checks.test_run"]
+
+
+# --- a confined agent's stop: the command parked while the snapshot is taken ------------------
+
+
+def parks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each parked run was given its run (``release``'s answers)."""
+    given: list[bool] = []
+    real = _launch.Started.release
+
+    def spy(self: _launch.Started, place: Any) -> bool:
+        given.append(real(self, place))
+        return given[-1]
+
+    monkeypatch.setattr(_launch.Started, "release", spy)
+    return given
+
+
+def confined_stop(repo: Path, state: Path, fix: str, *, reported: bool = True) -> str | None:
+    """A turn of a confined agent that writes ``fix``, and its stop's verdict."""
+    prompt = payload("UserPromptSubmit", SESSION, repo, prompt="fix normalize")
+    on_start(claude_code.parse(prompt), state)
+    (repo / "zipcode.py").write_text(fix)
+    if reported:  # as Claude Code reports an edit
+        written = {"file_path": str(repo / "zipcode.py"), "content": fix}
+        edit = payload("PostToolUse", SESSION, repo, tool_name="Write", tool_input=written)
+        on_tool_use(
+            claude_code.parse({**edit, "tool_response": {"filePath": written["file_path"]}}), state
+        )
+    stop = claude_code.parse(payload("Stop", SESSION, repo, last_assistant_message="Fixed."))
+    return on_stop(stop._replace(confinement="claude-code sandbox"), state).verdict
+
+
+@pytest.mark.parametrize(("fix", "verdict"), [(project.FIXED, "verified"), ("x = 1\n", "refuted")])
+def test_a_confined_stop_runs_its_command_parked_in_the_kept_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fix: str, verdict: str
+) -> None:
+    repo, state = project.create(tmp_path / "repo"), tmp_path / "state"
+    on_start(claude_code.parse(payload("SessionStart", SESSION, repo, source="startup")), state)
+    assert confined_stop(repo, state, "x = 2\n") == "refuted"  # the first stop makes the copy
+    calls, given = starts(monkeypatch), parks(monkeypatch)
+    assert confined_stop(repo, state, fix) == verdict
+    assert given == [True]  # parked before the snapshot, given its run once the copy was ready
+    assert calls == []  # and no other run started
+
+
+def test_a_confined_stop_with_no_tool_call_on_record_since_it_verified_parks_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, state = project.create(tmp_path / "repo"), tmp_path / "state"
+    on_start(claude_code.parse(payload("SessionStart", SESSION, repo, source="startup")), state)
+    assert confined_stop(repo, state, project.FIXED) == "verified"  # nothing on record since
+    calls, given = starts(monkeypatch), parks(monkeypatch)
+    edit = f"{project.FIXED}\n\ndef spare():\n    return 1\n"
+    assert confined_stop(repo, state, edit, reported=False) == "verified"
+    assert given == []
+    assert [caller for caller, _ in calls] == ["donegate.session.checking"]

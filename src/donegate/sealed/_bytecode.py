@@ -78,6 +78,7 @@ Foreign = Callable[[list[str], float], Iterable[tuple[str, str, str, bytes]]]
 _now = time.time_ns  # the clock of the racy horizon (a seam for the tests)
 _cpu = time.process_time  # the clock of the learning budget (a seam for the tests)
 _OURS = "written-by-donegate"  # entries of the modules donegate writes for a run
+_held: dict[Path, _Prefix] = {}  # the prefixes this process holds, by path (see recheck)
 
 
 class _Link(Record):
@@ -127,6 +128,18 @@ class _Prefix:
                 self.links[rel] = _Link(digest, inode, stat)
                 self.renew = True
             else:
+                _unlink(self.path, rel)
+
+    def recheck(self, roots: Iterable[Path]) -> None:
+        """Drop each link whose source under ``roots`` no longer hashes to its entry's name: the
+        sources there were rewritten since :meth:`ready` (a parked run's copy was brought up to
+        date in between). Each is hashed: a rewrite within the clock's tick of ready's reading
+        could leave its stat as recorded."""
+        under = tuple(str(p).rstrip(os.sep) + os.sep for p in roots)
+        for rel, link in list(self.links.items()):
+            source = _source(rel)
+            if source.startswith(under) and _hashed(source)[0] != link.digest:
+                del self.links[rel]
                 _unlink(self.path, rel)
 
     def settle(
@@ -282,14 +295,24 @@ def run_prefix(
         for source, kind in ours.items():
             prefix.link_ours(source, kind)
         started = time.monotonic()
+        _held[prefix.path] = prefix
         try:
             yield prefix.path
         finally:
+            del _held[prefix.path]
             # A first run (or a new machine in CI, every run) must not cost much more than a run
             # without a store: compiling all a run imported takes about as long as the run did.
             # The run's share is of its wall time, spent in CPU time (see settle).
             budget = max(MIN_LEARN_S, LEARN_SHARE * (time.monotonic() - started))
             prefix.settle(skip, budget, ours, foreign)
+
+
+def recheck(prefix: Path, roots: Iterable[Path]) -> None:
+    """Check again the links of ``prefix`` (one this process holds) whose sources lie under
+    ``roots`` (see :meth:`_Prefix.recheck`); a fresh prefix holds none."""
+    held_here = _held.get(prefix)
+    if held_here is not None:
+        held_here.recheck(roots)
 
 
 def _kept(source: str, entry_for: Callable[[str], Path], name: str) -> tuple[str, str, Path] | None:

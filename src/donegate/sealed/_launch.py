@@ -11,6 +11,7 @@ starts a run either way, and a run started early counts only for the very :class
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -143,10 +144,51 @@ class Started:
         self.isolated_by: str | None = None
         self.not_isolated: str | None = None
         self._counted = False  # waited for by finish(): the run is judged, not stopped or void
+        self._parked: _Parked | None = None  # started, not yet given its run (see park)
 
     def fits(self, launch: Launch, place: Place) -> bool:
-        """Is this the run of ``launch`` at ``place`` (and not finished, nor closed)?"""
-        return self.running and self.launch == launch and self.place == place
+        """Is this the run of ``launch`` at ``place`` (and not finished, nor closed, nor parked)?"""
+        unparked = self._parked is None
+        return self.running and unparked and self.launch == launch and self.place == place
+
+    def release(self, place: Place) -> bool:
+        """Give a parked run (see :func:`park`) the run of its launch at ``place``: the place it
+        was parked for, but for what is known once the copy is ready. False, and
+        nothing given, where that run would not be the one it was started as (another sandbox,
+        another environment, a place bound anew, a protected write): the caller closes it and
+        starts the run anew."""
+        parked, running, invocation = self._parked, self._running, self.invocation
+        if parked is None or running is None or invocation is None or running.proc.stdin is None:
+            return False
+        # The copy's import roots, the claim's mutations and what is tainted are known once
+        # the snapshot is taken: a parked run is started without them.
+        known = place._replace(mutations=(), tainted=frozenset(), pythonpath=())
+        if known != self.place._replace(mutations=(), tainted=frozenset(), pythonpath=()):
+            return False
+        if protected_write(self.launch, place) is not None:
+            return False  # start() refuses it, and says why
+        given = _invocation(self.launch, place, parked.scratch, invocation.witness)
+        env = {**given.env, "PYTHONPYCACHEPREFIX": str(parked.prefix)}
+        isolated = self._wrapped(given.argv, env, place, parked.scratch, parked.prefix)
+        if isolated.by is not None:
+            _isolation.environment(env)
+        sandbox = isolated.argv[: len(isolated.argv) - len(given.argv)]
+        bound = _bound(sandbox, self.cwd)
+        if (sandbox, _startup(env), bound) != (parked.sandbox, parked.env, parked.bound):
+            return False
+        # The copy was brought up to date since the prefix was checked: its sources again.
+        _bytecode.recheck(parked.prefix, [place.run_dir])
+        path = env.get("PYTHONPATH", "").split(os.pathsep)
+        run = {"argv": given.argv, "env": env, "path": path, "parked": parked.started_with}
+        try:
+            running.proc.stdin.write(json.dumps(run).encode("utf-8"))
+            running.proc.stdin.close()
+        except OSError:
+            return False  # it died: the caller starts the run anew
+        self.place, self.invocation, self._parked = place, given, None
+        self.at_ns, self.started = time.time_ns(), time.monotonic()
+        self._running = running._replace(started=self.started)
+        return True
 
     @property
     def running(self) -> bool:
@@ -195,7 +237,7 @@ class Started:
             return iter(())
         return _rewrites.rewritten(python, sources, [self.place.run_dir], timeout_s)
 
-    def _begin(self) -> Refusal | None:
+    def _begin(self, *, park: bool = False) -> Refusal | None:
         # Made for this run only, 0700, with a random name: the report paths cannot be pre-made.
         scratch = _scratch.make_dir("donegate-run-")
         self._open.callback(_scratch.remove_dir, scratch)
@@ -212,14 +254,8 @@ class Started:
         # Python makes the prefix as it writes; an isolated run can only write where it exists.
         with contextlib.suppress(OSError):
             prefix.mkdir(parents=True, exist_ok=True, mode=0o700)
-        isolated = _isolation.wrap(
-            self.invocation.argv,
-            self.launch.isolation,
-            writable=[self.place.run_dir, scratch, prefix],
-            visible=[self.place.base_dir, *map(Path, self.place.pythonpath)],
-            env=env,
-            cwd=self.cwd,
-        )
+        command = self.invocation.argv
+        isolated = self._wrapped(command, env, self.place, scratch, prefix)
         self.isolated_by, self.not_isolated = isolated.by, isolated.why_not
         if not isolated.argv:
             return Refusal(
@@ -228,13 +264,111 @@ class Started:
             )
         if isolated.by is not None:
             _isolation.environment(env)
+        argv = isolated.argv
+        if park:
+            sandbox = argv[: len(argv) - len(command)]
+            bound = _bound(sandbox, self.cwd)
+            argv = [*sandbox, command[0], "-c", _PARKER.read_text(encoding="utf-8")]
+            assert self.invocation.witness is not None  # a parked launch runs pytest
+            env = {**env, "PYTHONPATH": str(self.invocation.witness.plugin_dir)}
+            self._parked = _Parked(sandbox, _startup(env), bound, scratch, prefix, env)
         self.at_ns, self.started = time.time_ns(), time.monotonic()
-        running = start_group(isolated.argv, self.cwd, env)
+        running = start_group(argv, self.cwd, env, given=park)
         if isinstance(running, RunResult):
             self._ended = running
         else:
             self._running = running
         return None
+
+    def _places(self, place: Place, scratch: Path, prefix: Path) -> tuple[list[Path], list[Path]]:
+        """Where a run at ``place`` may write, and what else of ``/tmp`` it sees."""
+        writable = [place.run_dir, scratch, prefix]
+        return writable, [place.base_dir, *map(Path, place.pythonpath)]
+
+    def _wrapped(
+        self, argv: list[str], env: Mapping[str, str], place: Place, scratch: Path, prefix: Path
+    ) -> _isolation.Outcome:
+        writable, visible = self._places(place, scratch, prefix)
+        cwd = place.run_dir / (self.launch.cwd or ".")
+        return _isolation.wrap(argv, self.launch.isolation, writable, visible, env, cwd)
+
+
+class _Parked(Record):
+    """What a parked run was started with: its sandbox (bubblewrap's argv before the command),
+    its environment but what a run is given (see :func:`_startup`), each place bound into the
+    sandbox with its device and inode, its scratch directory and bytecode prefix."""
+
+    sandbox: list[str]
+    env: dict[str, str]
+    bound: list[tuple[str, int, int]]
+    scratch: Path
+    prefix: Path
+    started_with: dict[str, str]  # the whole environment it was started with
+
+
+# The parked interpreter (see _parker), run with -c: never imported here.
+_PARKER = Path(__file__).with_name("_parker.py")
+
+
+def _startup(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` but what a parked run is given when it is released: its ``PYTHONPATH`` and the
+    witness's settings (read once pytest loads the witness). The rest (``PYTHONSAFEPATH``,
+    ``PYTHONPYCACHEPREFIX``...) the interpreter read as it started: it must be the run's."""
+    return {
+        name: value
+        for name, value in env.items()
+        if name != "PYTHONPATH" and not name.startswith(_witness.ENV_PREFIX)
+    }
+
+
+def _bound(sandbox: list[str], cwd: Path) -> list[tuple[str, int, int]]:
+    """Each place bubblewrap binds in ``sandbox`` (its argv), and ``cwd``, with its device and
+    inode: a directory made anew at the same path after the parked run started is not the one
+    it sees (-1, -1: gone)."""
+    places = [arg for flag, arg in itertools.pairwise(sandbox) if flag in ("--bind", "--ro-bind")]
+    found = []
+    for place in [*places, str(cwd)]:
+        try:
+            st = os.stat(place)
+        except OSError:
+            found.append((place, -1, -1))
+            continue
+        found.append((place, st.st_dev, st.st_ino))
+    return found
+
+
+def parkable(launch: Launch, place: Place) -> bool:
+    """Whether ``launch`` can be parked at ``place``: ``python -m pytest ...`` as an argv, in a
+    kept copy (a fresh copy's path is known only once it is made)."""
+    command = launch.command
+    return (
+        place.lasting
+        and not launch.shell
+        and launch.runner is None
+        and launch.report is None
+        and isinstance(command, tuple)
+        and len(command) >= 3
+        and Path(command[0]).name.startswith("python")
+        and command[1:3] == ("-m", "pytest")
+    )
+
+
+def park(launch: Launch, place: Place) -> Started | None:
+    """``launch``'s pytest started at ``place`` and held before it reads a file of the project
+    (see :mod:`._parker`), to be given its run by :meth:`Started.release` once the kept copy is
+    up to date; None where it cannot be parked (see :func:`parkable`) or would be refused."""
+    if not parkable(launch, place) or protected_write(launch, place) is not None:
+        return None
+    started = Started(launch, place)
+    try:
+        refused = started._begin(park=True)
+    except BaseException:
+        started.close()
+        raise
+    if refused is not None or not started.running:
+        started.close()
+        return None
+    return started
 
 
 def start(launch: Launch, place: Place) -> Started | Refusal:
@@ -308,7 +442,9 @@ def protected_write(launch: Launch, place: Place) -> Refusal | None:
     return None
 
 
-def _invocation(launch: Launch, place: Place, scratch: Path) -> Invocation:
+def _invocation(
+    launch: Launch, place: Place, scratch: Path, witness: WitnessSetup | None = None
+) -> Invocation:
     env = _runenv.base_environment(launch.env)
     team_path = launch.env.get("PYTHONPATH", "").split(os.pathsep)
     code_path = _runenv.search_path(place.pythonpath, team_path)
@@ -319,7 +455,7 @@ def _invocation(launch: Launch, place: Place, scratch: Path) -> Invocation:
     if not launch.is_pytest():
         _set(env, "PYTHONPATH", code_path)
         return _runner_invocation(launch, argv, env, place, scratch)
-    return _pytest_invocation(launch, argv, env, code_path, scratch)
+    return _pytest_invocation(launch, argv, env, code_path, witness or _witness.prepare(scratch))
 
 
 def _runner_invocation(
@@ -346,10 +482,13 @@ def _runner_invocation(
 
 
 def _pytest_invocation(
-    launch: Launch, argv: list[str], env: dict[str, str], code_path: str | None, scratch: Path
+    launch: Launch,
+    argv: list[str],
+    env: dict[str, str],
+    code_path: str | None,
+    witness: WitnessSetup,
 ) -> Invocation:
-    witness = _witness.prepare(scratch)
-    junit = scratch / "junit.xml"
+    junit = witness.plugin_dir.parent / "junit.xml"
     ours = ["-p", witness.module, f"--junitxml={junit}"]
     # The witness gives these back as the team set them, so that the code under test (and the
     # processes it starts) sees the team's environment, not where the reports go.

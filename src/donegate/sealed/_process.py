@@ -61,8 +61,13 @@ def run_group(
     return running.wait(timeout_s)
 
 
-def start_group(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Running | RunResult:
-    """Start ``argv`` in a new session: the running command, or why it could not start."""
+def start_group(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, given: bool = False
+) -> Running | RunResult:
+    """Start ``argv`` in a new session: the running command, or why it could not start.
+
+    ``given``: its standard input is a pipe (``proc.stdin``), for what it is given once it runs;
+    else ``/dev/null``."""
     started = time.monotonic()
     output = _scratch.anonymous_file()  # kept open while the command runs
     try:
@@ -70,7 +75,7 @@ def start_group(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Runni
             list(argv),
             cwd=cwd,
             env=dict(env),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if given else subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -96,6 +101,7 @@ class Running(Record):
             returncode, timed_out = _wait(self.proc, left)
         finally:
             _kill_group(self.proc.pid)  # whatever went wrong, nothing of it outlives the run
+            self.ungiven()
         with self.output:
             tail = _tail(self.output)
         return RunResult(returncode, timed_out, time.monotonic() - self.started, tail)
@@ -105,6 +111,13 @@ class Running(Record):
         _kill_group(self.proc.pid)
         self.proc.wait()
         self.output.close()
+        self.ungiven()
+
+    def ungiven(self) -> None:
+        """Close the pipe to the command's standard input, if it has one (see ``given``)."""
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, bool]:

@@ -25,6 +25,9 @@ TEST_OUTCOMES = frozenset(
 )
 
 
+ENV_PREFIX = "DONEGATE_WITNESS_"  # and the module's suffix: the variable of its settings
+
+
 class WitnessSetup(Record):
     """How one run loads its witness: the module to ``-p``, its directory, its settings."""
 
@@ -35,7 +38,7 @@ class WitnessSetup(Record):
     @property
     def env_var(self) -> str:
         """The variable the plugin reads its settings from (and removes at once)."""
-        return "DONEGATE_WITNESS_" + self.module.rpartition("_")[2].upper()
+        return ENV_PREFIX + self.module.rpartition("_")[2].upper()
 
     def settings(
         self, restore: dict[str, str | None], *, cwd_last: bool, again: Sequence[str] = ()

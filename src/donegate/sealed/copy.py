@@ -123,6 +123,19 @@ def seal(
             remove(place)
 
 
+def kept_copy(workspace: Path, state_dir: str | Path | None = None) -> Sealed | None:
+    """``workspace``'s kept copy as the last stop left it, its import roots not yet known, or
+    None if it has none: where a run's interpreter can start while the stop takes its snapshot
+    (see ``_launch.park``). Nothing here holds it: the seal that brings it up to date may find
+    another seal holding it, and then makes a fresh copy, where the early run does not fit."""
+    parent = _sealed_dir(state_dir)
+    tree = parent / f"{KEPT_PREFIX}{_key(workspace)}" / "tree"
+    if not tree.is_dir() or tree.is_symlink():
+        return None
+    store = parent.parent / STORE_DIR
+    return Sealed(tree, (), [], workspace, bytecode=store, lasting=True)
+
+
 def _real_dir(path: Path) -> Path:
     """``path``, made a directory of its own if it is missing or anything else (a link, say)."""
     try:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from donegate.claim import Claim
+    from donegate.sealed._launch import Started
 
 BACKGROUND = "background_tasks"
 UNCONFINED = "unconfined"  # the reason of a stop that [gate] require_confined refused
@@ -107,7 +108,7 @@ def _rest(
     receipt_id: int,
     notes: list[str],
 ) -> StopResult:
-    """Steps 4 to 9 of :func:`decide_stop`."""
+    """Steps 4 and 5 of :func:`decide_stop`, then the rest."""
     settings = space.settings()  # 4
     notes += settings.notes
     judge_exposed = reach.warning(space.root, layout.state_dir)
@@ -116,6 +117,35 @@ def _rest(
     if event.background_tasks:  # 5
         said = "donegate: background tasks are still running; this stop was not checked."
         return _let_go(receipts, receipt_id, said, notes, verdict="none", reason=BACKGROUND)
+    parked = _parked(event, space, settings)
+    try:
+        return _checked(event, layout, space, settings, receipts, receipt_id, notes, parked)
+    finally:
+        if parked is not None:
+            parked.close()  # idempotent: given its run, it was closed with the check's run
+
+
+def _parked(event: HookEvent, space: Workspace, settings: Settings) -> Started | None:
+    """The test command parked in the kept copy (see ``checking.park``) for a confined agent's
+    stop after a turn whose tool calls are on record: a stop that changed nothing starts none."""
+    if event.confinement is None or not settings.has_checks or not space.reported():
+        return None
+    from donegate.session import checking
+
+    return checking.park(space, settings)
+
+
+def _checked(
+    event: HookEvent,
+    layout: Layout,
+    space: Workspace,
+    settings: Settings,
+    receipts: Receipts,
+    receipt_id: int,
+    notes: list[str],
+    parked: Started | None,
+) -> StopResult:
+    """Steps 6 to 9 of :func:`decide_stop`."""
     writes = space.writes(settings)  # 6
     event = _confinement_as_started(event, space, writes, notes)
     if _refused_unconfined(event, settings, writes):
@@ -130,7 +160,7 @@ def _rest(
             reason=UNCONFINED,
             writes=writes,
         )
-    claim = _verify(event, space, settings, writes)  # 7
+    claim = _verify(event, space, settings, writes, parked)  # 7
     facts = _facts(space, settings, writes, claim)
     judged = _judged(space, settings, writes)
     decision = _decide(layout, event, settings, facts, claim, notes, judged)  # 8
@@ -148,7 +178,11 @@ def _rest(
 
 
 def _verify(
-    event: HookEvent, space: Workspace, settings: Settings, writes: Sequence[ClassifiedWrite]
+    event: HookEvent,
+    space: Workspace,
+    settings: Settings,
+    writes: Sequence[ClassifiedWrite],
+    parked: Started | None,
 ) -> Claim | None:
     """The claim of the writes, checked, when any of them needs verifying.
 
@@ -161,7 +195,8 @@ def _verify(
     reported = space.reported()
     targets = [(m["id"], m["target"]) for m in mutations.records(writes, reported)]
     keep = event.confinement is not None
-    with checking.sealed_run(space, settings, targets, keep=keep) as (sealed, started):
+    running = checking.sealed_run(space, settings, targets, keep=keep, parked=parked)
+    with running as (sealed, started):
         claim = mutations.build_claim(event, writes, reported)
         found = [
             *scanning.compiled(writes),
