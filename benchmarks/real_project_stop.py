@@ -120,6 +120,11 @@ def stop_s(project: Path, target: Path, state: Path, turn: int) -> float:
     hook(event("UserPromptSubmit", project, prompt=f"tidy up, round {turn}"), project, state)
     with target.open("a") as f:
         f.write(f"_BENCHMARK_ROUND = {turn}\n")
+    # As Claude Code reports an edit (not timed): the stop then knows the turn wrote.
+    written = {"file_path": str(target), "content": target.read_text()}
+    response = {"type": "update", "filePath": str(target), "content": written["content"]}
+    edit = {"tool_name": "Write", "tool_input": written, "tool_response": response}
+    hook(event("PostToolUse", project, **edit), project, state)
     took = hook(event("Stop", project, last_assistant_message="Done."), project, state)
     with Ledger(state) as ledger:
         receipt = ledger.recent(1)[0]
