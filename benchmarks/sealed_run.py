@@ -8,10 +8,13 @@ files (default 10,000) with the same suite added. For each, as the median of R r
 
   The bar, in adjacent pairs so that both sides of a pair see the same machine:
   1. ``python -m pytest -q tests`` in the live tree (the baseline);
-  2. a stop of a confined agent that changed one file: the snapshot taken against the last one
-     (as the stop hook takes it), the kept copy brought up to date (``seal(keep=True)``) and the
-     command run in it, in the checks' own sandbox as a stop runs it (outside it where the
-     machine has no bubblewrap). The issue's bar: at most 20% over the command alone.
+  2. a stop of a confined agent that changed one file: the command parked in the kept copy (as
+     the stop hook parks it, before its snapshot), the snapshot taken against the last one, the
+     kept copy brought up to date (``seal(keep=True)``) and the parked run given its run: the
+     command as a stop runs it (with the witness and the JUnit report, donegate's bytecode
+     store, in the checks' own sandbox where the machine has bubblewrap). The issue's bar: at
+     most 20% over the command alone. Beside it, the same stop with the command started cold
+     once the copy is ready.
   Then, for context, alternately:
   3. ``seal(snapshot)`` + the command in a fresh copy, with the seal's import path; the copy is
      removed at the end, and that is timed too;
@@ -41,8 +44,8 @@ from pathlib import Path
 
 import real_project_stop  # the benchmarks folder is on sys.path when run as a script
 import workspace_snapshot
-from donegate.sealed import _isolation
-from donegate.sealed.copy import seal
+from donegate.sealed import _isolation, _launch
+from donegate.sealed.copy import Sealed, kept_copy, seal
 from donegate.workspace import Snapshot
 
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
@@ -108,30 +111,55 @@ def sealed_s(snapshot: Snapshot, state: Path) -> tuple[float, float]:
 
 
 class OneFileStops:
-    """Stops of a confined agent, each after a change to one source file of the tree."""
+    """Stops of a confined agent, each after a change to one source file of the tree: the test
+    command run as a stop runs it (``_launch``: the witness, the JUnit report, the bytecode
+    store, the checks' sandbox), parked in the kept copy before the snapshot unless ``cold``."""
 
     def __init__(self, root: Path, state: Path) -> None:
         self.root, self.state = root, state
         self.target = root / "src" / "calc" / "__init__.py"
         self.turn = 0
+        self.launch = _launch.Launch(command=tuple(PYTEST))
         self.last = Snapshot.take(root)
         with seal(self.last, state_dir=state, site_dirs=(), keep=True):
             pass  # the first stop of a session copies the whole tree; later ones are timed
 
-    def once(self, *, isolated: bool) -> tuple[float, float]:
-        """Total time of snapshot + kept seal + pytest, and of the snapshot and seal alone."""
+    def once(self, *, cold: bool = False) -> tuple[float, float]:
+        """Total time of the stop's snapshot, kept seal and run; and of the part before the run
+        is given (parked) or started (cold)."""
         self.turn += 1
         body = f"def add(a, b):\n    return a + b  # edit {self.turn}\n"
         self.target.write_text(body)
         start = time.perf_counter()
+        parked = None if cold else self._parked()
         self.last = Snapshot.take(self.root, self.last)
         with seal(self.last, state_dir=self.state, site_dirs=(), keep=True) as sealed:
             ready = time.perf_counter()
-            if sealed.findings or sealed.root.parent.name.startswith("seal-"):
+            if sealed.findings or not sealed.lasting:
                 raise SystemExit(f"the kept copy was not used: {sealed.findings[:3]}")
-            pycache = self.state / "pycache-kept"
-            run_pytest(sealed.root, pycache, sealed.pythonpath, isolated=isolated)
+            place = self._place(sealed)
+            if parked is not None and not parked.release(place):
+                raise SystemExit("the parked run was not given its run")
+            started = parked or _launch.start(self.launch, place)
+            assert isinstance(started, _launch.Started), started
+            run, reports = started.finish()
+        if run.returncode != 0 or reports.witness is None or reports.junit is None:
+            raise SystemExit(f"the stop's run failed: {run.output_tail[-2000:]}")
         return time.perf_counter() - start, ready - start
+
+    def _parked(self) -> _launch.Started | None:
+        kept = kept_copy(self.root, self.state)
+        assert kept is not None
+        return _launch.park(self.launch, self._place(kept))
+
+    def _place(self, sealed: Sealed) -> _launch.Place:
+        return _launch.Place(
+            base_dir=self.root,
+            run_dir=sealed.root,
+            pythonpath=sealed.pythonpath,
+            bytecode=sealed.bytecode,
+            lasting=True,
+        )
 
 
 def copy_floor_s(root: Path, state: Path) -> float:
@@ -149,12 +177,15 @@ def measure(name: str, root: Path, state: Path, repeat: int, *, hook: bool = Fal
     snapshot = Snapshot.take(root)
     isolate = can_isolate()
     stops = OneFileStops(root, state)
-    bar: dict[str, list[float]] = {"direct": [], "stop": [], "ready": []}
+    for _ in range(3):
+        stops.once()  # the bytecode store learns what the stop's run imports
+    bar: dict[str, list[float]] = {"direct": [], "stop": [], "ready": [], "cold": []}
     for _ in range(repeat):  # the bar: each pair adjacent
         bar["direct"].append(direct_s(root))
-        total, ready = stops.once(isolated=isolate)
+        total, ready = stops.once()
         bar["stop"].append(total)
         bar["ready"].append(ready)
+        bar["cold"].append(stops.once(cold=True)[0])
     whole_stop = through_the_hook(root, repeat) if hook else None
     runs: dict[str, list[float]] = {"total": [], "seal": [], "floor": [], "boxed": []}
     now = Snapshot.take(root, stops.last)  # the tree as the last stop left it
@@ -165,13 +196,16 @@ def measure(name: str, root: Path, state: Path, repeat: int, *, hook: bool = Fal
         runs["floor"].append(copy_floor_s(root, state))
         if isolate:
             runs["boxed"].append(direct_s(root, isolated=True))
-    base, stop, ready = (statistics.median(bar[k]) * 1000 for k in ("direct", "stop", "ready"))
+    base, stop, ready, cold = (
+        statistics.median(bar[k]) * 1000 for k in ("direct", "stop", "ready", "cold")
+    )
     print(f"{name}: {len(snapshot.entries)} files in the snapshot")
     print(f"  pytest directly              {base:8.1f} ms")
     where = "in the sandbox" if isolate else "not isolated: no bubblewrap here"
     print(f"  a stop that changed one file, the copy kept (confined agent; the run {where}):")
     print(f"    snapshot + kept seal       {ready:8.1f} ms  {ready / base:5.2f}x pytest")
-    print(f"    + pytest in the copy       {stop:8.1f} ms  {stop / base:5.2f}x pytest   (the bar)")
+    print(f"    + the run, parked          {stop:8.1f} ms  {stop / base:5.2f}x pytest   (the bar)")
+    print(f"    the same, started cold     {cold:8.1f} ms  {cold / base:5.2f}x pytest")
     both, only, floor = (statistics.median(runs[k]) * 1000 for k in ("total", "seal", "floor"))
     print(f"  seal alone (a fresh copy)    {only:8.1f} ms  {only / base:5.2f}x pytest")
     print(f"  seal + pytest + removal      {both:8.1f} ms  {both / base:5.2f}x pytest")
