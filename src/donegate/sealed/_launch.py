@@ -239,7 +239,7 @@ class Started:
 
     def _begin(self, *, park: bool = False) -> Refusal | None:
         # Made for this run only, 0700, with a random name: the report paths cannot be pre-made.
-        scratch = _scratch.make_dir("donegate-run-")
+        scratch = _scratch.make_dir("donegate-run-", _runs_dir(self.place))
         self._open.callback(_scratch.remove_dir, scratch)
         try:
             self.invocation = _invocation(self.launch, self.place, scratch)
@@ -319,6 +319,35 @@ def _startup(env: Mapping[str, str]) -> dict[str, str]:
         for name, value in env.items()
         if name != "PYTHONPATH" and not name.startswith(_witness.ENV_PREFIX)
     }
+
+
+RUNS_DIR = "runs"  # under donegate's state directory: the scratch of the sealed runs
+_STALE_RUN_S = 24 * 3600.0  # a scratch directory this old was left by a hook that was killed
+
+
+def _runs_dir(place: Place) -> Path | None:
+    """Where a run at ``place`` keeps its scratch (its reports, the witness, and what it is
+    given when parked): in donegate's state directory for a run of the sealed copy, out of reach
+    of a confined agent's commands, which may write the temporary directory (Codex's
+    ``workspace-write`` lets them write all of ``/tmp``); None (the temporary directory) for a
+    run with no state directory."""
+    if place.bytecode is None:
+        return None
+    runs = place.bytecode.parent / RUNS_DIR
+    try:
+        runs.mkdir(mode=0o700, exist_ok=True)
+        _sweep(runs)
+    except OSError:
+        return None
+    return runs
+
+
+def _sweep(runs: Path) -> None:
+    now = time.time()
+    for entry in os.scandir(runs):
+        with contextlib.suppress(OSError):
+            if now - entry.stat(follow_symlinks=False).st_mtime > _STALE_RUN_S:
+                _scratch.remove_dir(Path(entry.path))
 
 
 def _bound(sandbox: list[str], cwd: Path) -> list[tuple[str, int, int]]:

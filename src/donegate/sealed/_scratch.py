@@ -25,10 +25,11 @@ def temp_root() -> str:
     return "/tmp"
 
 
-def make_dir(prefix: str) -> Path:
-    """A new directory under :func:`temp_root`, mode 0700, its name ``prefix`` and 16 random
-    hex digits; ``FileExistsError`` only if a hundred random names were all taken."""
-    root = temp_root()
+def make_dir(prefix: str, under: Path | None = None) -> Path:
+    """A new directory under ``under`` (else :func:`temp_root`), mode 0700, its name ``prefix``
+    and 16 random hex digits; ``FileExistsError`` only if a hundred random names were all
+    taken."""
+    root = temp_root() if under is None else str(under)
     for _ in range(_TRIES):
         path = os.path.join(root, f"{prefix}{os.urandom(8).hex()}")
         try:
