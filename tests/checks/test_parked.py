@@ -193,6 +193,28 @@ def test_a_parked_run_is_not_given_a_run_after_a_protected_write(tmp_path: Path)
         started.close()
 
 
+def test_bytes_a_job_writes_into_a_parked_run_s_pipe_run_nothing(tmp_path: Path) -> None:
+    """A process of the same user can open the parked run's pipe through ``/proc`` and write a
+    run of its own into it. The pipe only says "go": the run is read from a file in the run's
+    scratch directory, in donegate's state directory; anything else in the pipe ends the run
+    unrun, and the check counts a run that ended so as a failure."""
+    kept = Kept(tmp_path)
+    started = _launch.park(kept.launch, kept.place)
+    assert started is not None
+    running = started._running
+    assert running is not None
+    assert running.proc.stdin is not None
+    pipe = f"/proc/{os.getpid()}/fd/{running.proc.stdin.fileno()}"
+    forged = {"argv": ["/bin/sh", "-c", "touch forged"], "env": {}, "path": [], "parked": {}}
+    job = f"open({pipe!r}, 'wb').write({json.dumps(forged).encode() + b'go'!r})"
+    subprocess.run([sys.executable, "-c", job], check=True)
+    assert started.release(kept.place)  # donegate cannot tell: it writes its run, and "go"
+    run, _ = started.finish()
+    assert run.returncode == _launch.PARKED_NOT_GIVEN
+    assert not (kept.copy / "forged").exists()
+    assert not (kept.copy / "seen.json").exists()
+
+
 def test_a_parked_run_never_given_its_run_runs_nothing(tmp_path: Path) -> None:
     kept = Kept(tmp_path)
     started = _launch.park(kept.launch, kept.place)
@@ -273,3 +295,11 @@ def _same_size_same_mtime_rewrite(kept: Kept) -> None:
     test.write_text(text.replace("== 5", "== 6"))
     assert test.stat().st_size == before.st_size
     os.utime(test, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_the_parked_program_and_donegate_agree_on_how_it_is_given_its_run() -> None:
+    """The program is never imported (it runs as it loads): its words, read from its text."""
+    text = _launch._PARKER.read_text()
+    assert f"\nNOT_GIVEN = {_launch.PARKED_NOT_GIVEN}\n" in text
+    assert f'\nRUN_FILE_VAR = "{_launch._RUN_FILE_VAR}"\n' in text
+    assert f'\nGO = b"{_launch._GO.decode()}"\n' in text

@@ -180,8 +180,12 @@ class Started:
         _bytecode.recheck(parked.prefix, [place.run_dir])
         path = env.get("PYTHONPATH", "").split(os.pathsep)
         run = {"argv": given.argv, "env": env, "path": path, "parked": parked.started_with}
+        written = parked.scratch / _PARKED_RUN
         try:
-            running.proc.stdin.write(json.dumps(run).encode("utf-8"))
+            temporary = written.with_name(f".{_PARKED_RUN}")
+            temporary.write_text(json.dumps(run), encoding="utf-8")
+            os.replace(temporary, written)
+            running.proc.stdin.write(_GO)
             running.proc.stdin.close()
         except OSError:
             return False  # it died: the caller starts the run anew
@@ -271,6 +275,7 @@ class Started:
             argv = [*sandbox, command[0], "-c", _PARKER.read_text(encoding="utf-8")]
             assert self.invocation.witness is not None  # a parked launch runs pytest
             env = {**env, "PYTHONPATH": str(self.invocation.witness.plugin_dir)}
+            env[_RUN_FILE_VAR] = str(scratch / _PARKED_RUN)
             self._parked = _Parked(sandbox, _startup(env), bound, scratch, prefix, env)
         self.at_ns, self.started = time.time_ns(), time.monotonic()
         running = start_group(argv, self.cwd, env, given=park)
@@ -306,18 +311,25 @@ class _Parked(Record):
     started_with: dict[str, str]  # the whole environment it was started with
 
 
-# The parked interpreter (see _parker), run with -c: never imported here.
+# The parked interpreter (see _parker), run with -c: never imported here. What it is given:
+# the word on its standard input, the run in this file of its scratch directory (named by the
+# variable), as _parker's RUN_FILE_VAR and GO say.
 _PARKER = Path(__file__).with_name("_parker.py")
+_PARKED_RUN = "parked-run.json"
+_RUN_FILE_VAR = "DONEGATE_PARKED_RUN"
+_GO = b"go"
+PARKED_NOT_GIVEN = 70  # its exit status when it was given anything else, or nothing
 
 
 def _startup(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` but what a parked run is given when it is released: its ``PYTHONPATH`` and the
-    witness's settings (read once pytest loads the witness). The rest (``PYTHONSAFEPATH``,
-    ``PYTHONPYCACHEPREFIX``...) the interpreter read as it started: it must be the run's."""
+    """``env`` but what a parked run is given when it is released: its ``PYTHONPATH``, the
+    witness's settings (read once pytest loads the witness) and where its run is written. The
+    rest (``PYTHONSAFEPATH``, ``PYTHONPYCACHEPREFIX``...) the interpreter read as it started:
+    it must be the run's."""
     return {
         name: value
         for name, value in env.items()
-        if name != "PYTHONPATH" and not name.startswith(_witness.ENV_PREFIX)
+        if name not in ("PYTHONPATH", _RUN_FILE_VAR) and not name.startswith(_witness.ENV_PREFIX)
     }
 
 

@@ -4,9 +4,10 @@
 donegate starts this file's text with ``python -c``, in the run's sandbox, as a stop begins: the
 interpreter starts and imports pytest from its own packages while the stop takes its snapshot and
 brings the kept copy up to date, which is most of a small suite's time. It then waits on its
-standard input for the run a cold start would have been: that start's argv, its environment and
-its ``PYTHONPATH``. Until then, nothing of the project is on ``sys.path`` (donegate starts it with
-the witness's directory alone there) and nothing of the project has run.
+standard input for the word to go, and reads the run a cold start would have been (that start's
+argv, its environment and its ``PYTHONPATH``) from a file of donegate's. Until then, nothing of
+the project is on ``sys.path`` (donegate starts it with the witness's directory alone there) and
+nothing of the project has run.
 
 What is loaded early must be what the cold start would have loaded. The cold start puts the
 project's import roots first on ``sys.path``, so a module of the project named like one pytest
@@ -29,9 +30,16 @@ if TYPE_CHECKING:
 
 # The exit status when donegate closed the pipe without giving a run: it is no one's run.
 NOT_GIVEN = 70
+# What donegate writes to the pipe, and closes it, once the run is in the file this variable
+# names (in the run's scratch directory, in donegate's state directory). Only the file says what
+# to run: a process that opens the pipe through /proc (same user) can do no more than write
+# other bytes into it, and then nothing runs.
+RUN_FILE_VAR = "DONEGATE_PARKED_RUN"
+GO = b"go"
 
 
 def _main() -> None:
+    given_in = os.environ.pop(RUN_FILE_VAR, "")
     started_with = dict(os.environ)  # as the sandbox passed it on (bubblewrap sets PWD)
     parked = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     seen: Set[str] = set()
@@ -58,13 +66,14 @@ def _main() -> None:
             warm = False
         finally:
             sys.meta_path.remove(_Seen)
-    given = _read_all(0)
+    signal = _read_all(0)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    if not given:
+    if signal != GO or not given_in:
         os._exit(NOT_GIVEN)
-    run = json.loads(given.decode("utf-8"))
+    with open(given_in, "rb") as given:
+        run = json.loads(given.read().decode("utf-8"))
     argv = run["argv"]
     env = _as_passed_on(run["env"], run["parked"], started_with)
     warm = warm and _rerooted(run["path"], len(parked), seen)
