@@ -138,7 +138,7 @@ class OneFileStops:
             if sealed.findings or not sealed.lasting:
                 raise SystemExit(f"the kept copy was not used: {sealed.findings[:3]}")
             place = self._place(sealed)
-            if parked is not None and not parked.release(place):
+            if parked is not None and not parked.release(place, [sealed.root]):
                 raise SystemExit("the parked run was not given its run")
             started = parked or _launch.start(self.launch, place)
             assert isinstance(started, _launch.Started), started

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -271,6 +272,65 @@ def test_without_the_recheck_a_parked_run_runs_the_test_module_as_it_was(
     monkeypatch.setattr(_bytecode, "recheck", lambda prefix, roots: None)
     parked_run, _ = kept.parked(meanwhile=lambda: _same_size_same_mtime_rewrite(kept))
     assert parked_run.returncode == 0  # the test as it was: a pass the tree does not earn
+
+
+ABOVE = {
+    "pyproject.toml": "[tool.pytest.ini_options]\n",  # the rootdir: the copy's top
+    "conftest.py": """
+        import pytest
+
+        @pytest.fixture
+        def expected():
+            return 5
+    """,
+    "sub/tests/test_sum.py": """
+        def test_sum(expected):
+            assert 2 + 3 == expected
+    """,
+}
+
+
+@pytest.mark.parametrize("told", ["the whole copy", "only the run's directory"])
+def test_a_conftest_above_the_run_s_directory_rewritten_while_parked_is_read_again(
+    tmp_path: Path, pytest8: Path, monkeypatch: pytest.MonkeyPatch, told: str
+) -> None:
+    monkeypatch.setattr(_bytecode, "MIN_LEARN_S", 120.0)
+    # Outside /tmp, as a kept copy is (in the state directory): the run's sandbox shows of the
+    # real /tmp only the run's own directory, and the conftest above it would not be seen.
+    outside = Path(tempfile.mkdtemp(prefix="donegate-test-", dir="/var/tmp"))
+    try:
+        _conftest_above(tmp_path, outside, pytest8, told)
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
+
+
+def _conftest_above(tmp_path: Path, outside: Path, pytest8: Path, told: str) -> None:
+    copy = write(outside / "copy", ABOVE)
+    python = str(pytest8 / "bin/python")
+    launch = _launch.Launch(command=(python, "-m", "pytest", "-q", "-p", "no:cacheprovider"))
+    place = _launch.Place(
+        base_dir=tmp_path / "live" / "sub",
+        run_dir=copy / "sub",
+        bytecode=tmp_path / "state" / "bytecode",
+        lasting=True,
+    )
+    started = _launch.start(launch, place)
+    assert isinstance(started, _launch.Started)
+    run, _ = started.finish()
+    assert run.returncode == 0, run.output_tail
+    assert list(place.bytecode.rglob("conftest.*-pytest-8.*.pyc")), "not learned"  # type: ignore[union-attr]
+    parked = _launch.park(launch, place)
+    assert parked is not None
+    conftest = copy / "conftest.py"
+    before = conftest.stat()
+    conftest.write_text(conftest.read_text().replace("return 5", "return 6"))
+    os.utime(conftest, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert parked.release(place, [copy] if told == "the whole copy" else [])
+    run, _ = parked.finish()
+    if told == "the whole copy":
+        assert run.returncode == 1, run.output_tail  # the conftest as it is now
+    else:
+        assert run.returncode == 0  # the conftest as it was: a pass the tree does not earn
 
 
 def _kept_with_learned_rewrites(

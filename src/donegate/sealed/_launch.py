@@ -17,7 +17,7 @@ import os
 import re
 import shlex
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -151,12 +151,13 @@ class Started:
         unparked = self._parked is None
         return self.running and unparked and self.launch == launch and self.place == place
 
-    def release(self, place: Place) -> bool:
+    def release(self, place: Place, refreshed: Sequence[Path] = ()) -> bool:
         """Give a parked run (see :func:`park`) the run of its launch at ``place``: the place it
         was parked for, but for what is known once the copy is ready. False, and
         nothing given, where that run would not be the one it was started as (another sandbox,
         another environment, a place bound anew, a protected write): the caller closes it and
-        starts the run anew."""
+        starts the run anew. ``refreshed``: the copy brought up to date since it was parked
+        (its whole tree: a conftest above the run's directory is imported too)."""
         parked, running, invocation = self._parked, self._running, self.invocation
         if parked is None or running is None or invocation is None or running.proc.stdin is None:
             return False
@@ -177,7 +178,7 @@ class Started:
         if (sandbox, _startup(env), bound) != (parked.sandbox, parked.env, parked.bound):
             return False
         # The copy was brought up to date since the prefix was checked: its sources again.
-        _bytecode.recheck(parked.prefix, [place.run_dir])
+        _bytecode.recheck(parked.prefix, [place.run_dir, *refreshed])
         path = env.get("PYTHONPATH", "").split(os.pathsep)
         run = {"argv": given.argv, "env": env, "path": path, "parked": parked.started_with}
         written = parked.scratch / _PARKED_RUN
@@ -347,7 +348,7 @@ def _runs_dir(place: Place) -> Path | None:
         return None
     runs = place.bytecode.parent / RUNS_DIR
     try:
-        runs.mkdir(mode=0o700, exist_ok=True)
+        runs.mkdir(mode=0o700, parents=True, exist_ok=True)
         _sweep(runs)
     except OSError:
         return None

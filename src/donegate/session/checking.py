@@ -102,7 +102,7 @@ def _start(
     if not sealed.counts or launch is None or place is None:
         return None  # the check refuses to run on this copy, or starts its own
     if parked is not None:
-        if parked.launch == launch and parked.release(place):
+        if parked.launch == launch and parked.release(place, [sealed.root]):
             return parked
         parked.close()  # it holds the run's bytecode prefix, which the new run is to use
     started = _launch.start(launch, place)
