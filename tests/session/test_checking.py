@@ -78,8 +78,8 @@ def parks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     given: list[bool] = []
     real = _launch.Started.release
 
-    def spy(self: _launch.Started, place: Any) -> bool:
-        given.append(real(self, place))
+    def spy(self: _launch.Started, place: Any, refreshed: Any = ()) -> bool:
+        given.append(real(self, place, refreshed))
         return given[-1]
 
     monkeypatch.setattr(_launch.Started, "release", spy)
