@@ -114,14 +114,13 @@ def test_a_confined_stop_runs_its_command_parked_in_the_kept_copy(
     assert calls == []  # and no other run started
 
 
-def test_a_confined_stop_with_no_tool_call_on_record_since_it_verified_parks_nothing(
+def test_a_confined_stop_after_a_turn_with_no_tool_call_on_record_parks_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo, state = project.create(tmp_path / "repo"), tmp_path / "state"
     on_start(claude_code.parse(payload("SessionStart", SESSION, repo, source="startup")), state)
-    assert confined_stop(repo, state, project.FIXED) == "verified"  # nothing on record since
+    assert confined_stop(repo, state, "x = 2\n") == "refuted"  # a write of the last turn on record
     calls, given = starts(monkeypatch), parks(monkeypatch)
-    edit = f"{project.FIXED}\n\ndef spare():\n    return 1\n"
-    assert confined_stop(repo, state, edit, reported=False) == "verified"
+    assert confined_stop(repo, state, project.FIXED, reported=False) == "verified"
     assert given == []
     assert [caller for caller, _ in calls] == ["donegate.session.checking"]

@@ -127,8 +127,9 @@ def _rest(
 
 def _parked(event: HookEvent, space: Workspace, settings: Settings) -> Started | None:
     """The test command parked in the kept copy (see ``checking.park``) for a confined agent's
-    stop after a turn whose tool calls are on record: a stop that changed nothing starts none."""
-    if event.confinement is None or not settings.has_checks or not space.reported():
+    stop after a turn with tool calls on record: a turn of words alone (most stops, which change
+    nothing) starts none, and pays nothing for it."""
+    if event.confinement is None or not settings.has_checks or not space.worked_this_turn():
         return None
     from donegate.session import checking
 

@@ -423,6 +423,19 @@ class Workspace:
         except UnicodeDecodeError:
             return False
 
+    def worked_this_turn(self) -> bool:
+        """Whether the host reported a tool call (a write or a command) since the person's last
+        prompt: two stats, no reading. Without a prompt on record, whether it reported any since
+        the last verified snapshot."""
+        try:
+            opened = self.layout.turn(self.root, self.event.session_id).stat().st_mtime_ns
+        except OSError:
+            return bool(self.reported())
+        try:
+            return self.state.journal.path.stat().st_mtime_ns >= opened
+        except OSError:
+            return False
+
     def reported(self) -> list[Reported]:
         """What the host's tool hooks reported since the writes being verified began."""
         return self.state.journal.entries(since=self.state.reference().taken_at)
