@@ -133,3 +133,17 @@ def test_a_sealed_run_s_scratch_is_in_the_state_directory(
     finally:
         started.close()
     assert list((state_outside_tmp / _launch.RUNS_DIR).iterdir()) == []  # removed with the run
+
+
+def test_a_sealed_run_whose_scratch_cannot_be_made_in_the_state_directory_does_not_start(
+    tmp_path: Path,
+) -> None:
+    """Never the temporary directory in its place, where a job of the agent can write."""
+    live = write(tmp_path / "live", FAILING)
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / _launch.RUNS_DIR).write_text("not a directory")
+    place = _launch.Place(base_dir=live, run_dir=live, bytecode=state / "bytecode")
+    command = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+    with pytest.raises(OSError, match=r"File exists|Not a directory"):
+        _launch.start(_launch.Launch(command=command), place)

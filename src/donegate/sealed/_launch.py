@@ -343,15 +343,14 @@ def _runs_dir(place: Place) -> Path | None:
     given when parked): in donegate's state directory for a run of the sealed copy, out of reach
     of a confined agent's commands, which may write the temporary directory (Codex's
     ``workspace-write`` lets them write all of ``/tmp``); None (the temporary directory) for a
-    run with no state directory."""
+    run with no state directory. One that cannot be made is an ``OSError``: never the temporary
+    directory in its place, where such a job could rewrite the reports."""
     if place.bytecode is None:
         return None
     runs = place.bytecode.parent / RUNS_DIR
-    try:
-        runs.mkdir(mode=0o700, parents=True, exist_ok=True)
+    runs.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):  # a sweep that fails leaves old scratch, nothing worse
         _sweep(runs)
-    except OSError:
-        return None
     return runs
 
 
