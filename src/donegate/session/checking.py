@@ -97,12 +97,13 @@ def _start(
     fits), or None (the check starts it)."""
     from donegate.sealed import _launch
 
-    launch = _plain_launch(settings)
+    # A parked run was started for this very configuration's launch: not parsed again.
+    launch = parked.launch if parked is not None else _plain_launch(settings)
     place = _place(space, settings, sealed, mutations)
     if not sealed.counts or launch is None or place is None:
         return None  # the check refuses to run on this copy, or starts its own
     if parked is not None:
-        if parked.launch == launch and parked.release(place, [sealed.root]):
+        if parked.release(place, [sealed.root]):
             return parked
         parked.close()  # it holds the run's bytecode prefix, which the new run is to use
     started = _launch.start(launch, place)
