@@ -24,7 +24,7 @@ import pytest
 from donegate.demo import project as demo
 from donegate.demo.project import payload, run_hook
 from donegate.ledger import Ledger, Receipt
-from donegate.sealed import _bytecode, _kept
+from donegate.sealed import _bytecode, _kept, _watch
 from donegate.sealed._copytree import remove
 from donegate.sealed.copy import KEPT_PREFIX, SEALED_DIR, seal, sweep
 from donegate.workspace import Snapshot
@@ -86,21 +86,9 @@ def test_what_a_run_wrote_in_the_copy_is_gone_at_the_next_seal(tmp_path: Path) -
     assert not any(rel.startswith("build/") for rel in after)
 
 
-def test_a_copy_rewritten_with_its_size_and_mtime_set_back_is_copied_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An edit that keeps the size and puts the mtime back still moves the ctime: the kept
-    record no longer matches, so the file is copied again. Were the copy trusted by size and
-    mtime alone (the stat a process can set), the run would test the planted bytes."""
-    live = project(tmp_path / "live", FIXED)
-    state_dir = tmp_path / "state"
-    snapshot = Snapshot.take(live)
-    # The first seal's clock runs ahead, so that its files are past the racy horizon and the
-    # second seal trusts their stat without reading them: only the stat can catch the edit.
-    monkeypatch.setattr(_kept, "_now", lambda: time.time_ns() + 10 * _kept.RACY_NS)
-    with seal(snapshot, state_dir=state_dir, site_dirs=(), keep=True) as sealed:
-        target = sealed.root / "src" / "calc.py"
-    monkeypatch.setattr(_kept, "_now", time.time_ns)
+def _rewrite_keeping_size_and_mtime(target: Path) -> None:
+    """What a run may do to a file of its copy: plant other bytes of the same size, and put
+    the mtime back. The ctime still moves: no unprivileged process can set it."""
     before = os.stat(target)
     time.sleep(0.02)
     planted = FIXED.replace("a + b", "a * b")
@@ -110,7 +98,39 @@ def test_a_copy_rewritten_with_its_size_and_mtime_set_back_is_copied_again(
     moved = os.stat(target)
     assert (moved.st_size, moved.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
     assert moved.st_ctime_ns != before.st_ctime_ns
-    assert sealed_tree(live, state_dir)["src/calc.py"][0] == FIXED.encode()
+
+
+@pytest.mark.parametrize("watched", [True, False], ids=["watched", "walked"])
+@pytest.mark.parametrize("defended", [True, False], ids=["defended", "undefended"])
+def test_a_copy_rewritten_with_its_size_and_mtime_set_back_is_copied_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, watched: bool, defended: bool
+) -> None:
+    """A run rewrites a source of its copy, keeping the size and putting the mtime back. Where
+    the run was watched, the kernel reported the write; where it was not (a run outside the
+    checks' sandbox, no inotify), the walk finds the ctime moved. Either way the file is copied
+    again. Undefended, the next run would test the planted bytes: a watch that reported
+    nothing, or a walk that trusted size and mtime alone."""
+    live = project(tmp_path / "live", FIXED)
+    state_dir = tmp_path / "state"
+    # The first seal's clock runs ahead, so that its files are past the racy horizon and the
+    # second seal trusts their stat without reading them: only the stat can catch the edit.
+    monkeypatch.setattr(_kept, "_now", lambda: time.time_ns() + 10 * _kept.RACY_NS)
+    if not watched:
+        monkeypatch.setattr(_watch.Watch, "start", classmethod(lambda cls, root, dirs: None))
+    if not defended:
+        if watched:
+            monkeypatch.setattr(
+                _watch, "_seen", lambda data, dirs: _watch.Seen(frozenset(), frozenset())
+            )
+        else:
+            monkeypatch.setattr(_kept, "_holds", lambda record, entry, st, manifest: True)
+    with seal(Snapshot.take(live), state_dir=state_dir, site_dirs=(), keep=True) as sealed:
+        _rewrite_keeping_size_and_mtime(sealed.root / "src" / "calc.py")
+    monkeypatch.setattr(_kept, "_now", time.time_ns)
+    (place,) = kept_places(state_dir)
+    assert (place / _kept.WATCHED).exists() == watched
+    again = sealed_tree(live, state_dir)["src/calc.py"][0]
+    assert again == (FIXED.encode() if defended else FIXED.replace("a + b", "a * b").encode())
 
 
 def test_a_racily_clean_file_is_hashed_before_it_is_kept(
@@ -123,12 +143,13 @@ def test_a_racily_clean_file_is_hashed_before_it_is_kept(
     state_dir = tmp_path / "state"
     sealed_tree(live, state_dir)
     (place,) = kept_places(state_dir)
+    (place / _kept.WATCHED).unlink()  # the last runs were not watched: the copy is walked
     target = place / "tree" / "src" / "calc.py"
     target.write_text(FIXED.replace("a + b", "a * b"))
-    form, horizon, files = marshal.loads((place / _kept.MANIFEST).read_bytes())
+    form, horizon, files, *listed = marshal.loads((place / _kept.MANIFEST).read_bytes())
     st = os.stat(target)
     files["src/calc.py"] = _kept.kept(files["src/calc.py"][0], st)
-    (place / _kept.MANIFEST).write_bytes(marshal.dumps((form, horizon, files)))
+    (place / _kept.MANIFEST).write_bytes(marshal.dumps((form, horizon, files, *listed)))
     assert sealed_tree(live, state_dir)["src/calc.py"][0] == FIXED.encode()
 
 
@@ -159,16 +180,15 @@ def test_a_file_made_executable_is_copied_again_with_its_mode(tmp_path: Path) ->
 def test_a_link_put_in_place_of_a_directory_of_the_copy_is_replaced(tmp_path: Path) -> None:
     live = project(tmp_path / "live", FIXED)
     state_dir = tmp_path / "state"
-    sealed_tree(live, state_dir)
-    (place,) = kept_places(state_dir)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "calc.py").write_text(BROKEN)
-    copied_src = place / "tree" / "src"
-    for child in copied_src.iterdir():
-        child.unlink()
-    copied_src.rmdir()
-    copied_src.symlink_to(elsewhere)
+    with seal(Snapshot.take(live), state_dir=state_dir, site_dirs=(), keep=True) as sealed:
+        copied_src = sealed.root / "src"  # what the run does
+        for child in copied_src.iterdir():
+            child.unlink()
+        copied_src.rmdir()
+        copied_src.symlink_to(elsewhere)
     with seal(Snapshot.take(live), state_dir=state_dir, site_dirs=(), keep=True) as sealed:
         src = sealed.root / "src"
         assert src.is_dir()
@@ -191,15 +211,19 @@ def test_a_second_seal_while_the_kept_copy_is_in_use_gets_a_fresh_one(tmp_path: 
 
 
 def test_the_checks_on_a_kept_copy_follow_the_tree_from_stop_to_stop(tmp_path: Path) -> None:
-    """Refuted, verified, refuted again: each run tests the tree as it is at its own seal."""
+    """Refuted, verified, refuted again: each run tests the tree as it is at its own seal. The
+    runs write nothing to the copy, so each refresh after the first trusts the watch of the
+    runs before it (see test_kept_watch) and reads no file of the copy."""
     live = project(tmp_path / "live", BROKEN)
     state_dir = tmp_path / "state"
-    verdicts = []
+    verdicts, watched = [], []
     for calc in (BROKEN, FIXED, BROKEN):
         (live / "src" / "calc.py").write_text(calc)
         with seal(Snapshot.take(live), state_dir=state_dir, site_dirs=(), keep=True) as sealed:
             verdicts.append(run_collect(live, sealed))
+        watched.append((kept_places(state_dir)[0] / _kept.WATCHED).is_file())
     assert verdicts == ["refuted", "verified", "refuted"]
+    assert watched == [True, True, True]
 
 
 def test_a_kept_copy_is_swept_once_its_workspace_is_gone_or_long_unused(tmp_path: Path) -> None:

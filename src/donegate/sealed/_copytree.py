@@ -80,7 +80,8 @@ class TreeCopier:
     """Copies ``entries`` (path -> expected digest) from ``live`` to ``copy``.
 
     ``written`` holds, for each file copied whose bytes matched, its digest and the copy's
-    ``fstat`` just after writing (what a kept copy records: see :mod:`donegate.sealed._kept`).
+    ``fstat`` just after writing (what a kept copy records: see :mod:`donegate.sealed._kept`);
+    ``symlinks`` the snapshot's links it made.
     """
 
     def __init__(self, live: Path, copy: Path, algorithm: str) -> None:
@@ -90,6 +91,7 @@ class TreeCopier:
         self.can_clone = True
         self.dirs: set[str] = set()
         self.written: dict[str, tuple[str, os.stat_result]] = {}
+        self.symlinks: list[str] = []  # the snapshot's links, made in the copy
 
     def run(
         self,
@@ -161,6 +163,7 @@ class TreeCopier:
         if rel in self.dirs:
             return None  # the snapshot holds the files below it: the copy has them as a directory
         os.symlink(self._link_target(rel, os.fsdecode(target)), self._copy_path(rel))
+        self.symlinks.append(rel)
         return None
 
     def _link_target(self, rel: str, target: str) -> str:

@@ -19,6 +19,13 @@ clean entries); past that one reading, its stat vouches for it. The tick is the 
 two seconds where it keeps whole seconds (FAT, HFS+), else a generous bound on a kernel's
 coarse clock.
 
+Where the last stop's runs were watched (see :mod:`donegate.sealed._watch`), the stat of each file
+need not be read at all: the watch names the files the runs wrote to and the names they made,
+the kernel's word for every process, and a refresh trusts the manifest for the rest of the copy
+(the files, the directories and the links it made, which the manifest lists too). Only a watch
+that saw nothing it could not account for is kept, beside the manifest it belongs to (a random
+token pairs the two); otherwise the refresh walks the copy as above.
+
 The manifest is trusted as the rest of the state directory is: only where no process of the agent
 can write it. Elsewhere (an unconfined agent) the caller makes a fresh copy at every stop, which
 reads every live file again; the kept copy is not used.
@@ -31,14 +38,17 @@ import marshal
 import os
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from donegate.record import Record
 from donegate.sealed._copytree import CHUNK, blob_hasher, remove
+from donegate.sealed._watch import Seen
 
 MANIFEST = "manifest"
-_FORMAT = "donegate-kept-copy 1"
+WATCHED = "watched"  # what a watch of the last stop's runs saw, for the manifest of its token
+_FORMAT = "donegate-kept-copy 2"
+_FORMATS = ("donegate-kept-copy 1", _FORMAT)  # the first lists no directories or links
 # A file system that keeps whole seconds (FAT ticks every two); a kernel's coarse clock ticks
 # at least every 10 ms (HZ=100), and may lag the clock donegate reads by as much.
 RACY_NS = 2_000_000_000
@@ -63,38 +73,70 @@ def _stat_of(st: os.stat_result) -> list[str | int]:
 
 
 class Manifest(Record):
-    """What the last refresh left: the files it vouches for, and its racy horizon."""
+    """What the last refresh left: the files it vouches for, and its racy horizon; the
+    directories and links it made (None: not listed); and what the watch of the runs after it
+    saw (None: no watch vouches for them, and the copy is walked)."""
 
     files: dict[str, Kept]
     horizon_ns: int
+    dirs: frozenset[str] | None = None
+    links: tuple[str, ...] = ()
+    watched: Seen | None = None
 
 
 def take_manifest(place: Path) -> Manifest:
-    """The manifest of the copy at ``place``, removed from disk: a refresh that dies half-way
-    leaves none, and the next one trusts no file of the copy. Unreadable: an empty one."""
-    path = place / MANIFEST
+    """The manifest of the copy at ``place``, removed from disk with what its runs' watch saw: a
+    refresh that dies half-way leaves none, and the next one trusts no file of the copy.
+    Unreadable: an empty one."""
     empty = Manifest({}, 0)
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return empty
-    finally:
-        with contextlib.suppress(OSError):
-            path.unlink()
+    data, seen = _taken(place / MANIFEST), _taken(place / WATCHED)
     try:
         # marshal, not JSON: ten times faster for the ten thousand rows of a tree, and the file
         # is read only where the agent cannot write it (see the module's doc).
-        form, horizon, files = marshal.loads(data)
+        form, horizon, files, *listed = marshal.loads(data)
     except (ValueError, TypeError, EOFError):
         return empty
     # Rows are checked as they are used: a malformed one matches no file.
-    if form != _FORMAT or type(horizon) is not int or type(files) is not dict:
+    if form not in _FORMATS or type(horizon) is not int or type(files) is not dict:
         return empty
-    return Manifest(files, horizon)
+    if form != _FORMAT or len(listed) != 3:
+        return Manifest(files, horizon)
+    dirs, links, token = listed
+    if type(dirs) is not list or type(links) is not list:
+        return Manifest(files, horizon)
+    return Manifest(files, horizon, frozenset(dirs), tuple(links), _watched(seen, token))
 
 
-def write_manifest(place: Path, files: Mapping[str, Kept], began_ns: int) -> None:
-    """Record ``files`` as the copy holds them, for a refresh that began at ``began_ns``."""
+def _taken(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def _watched(data: bytes, token: object) -> Seen | None:
+    """The watch's record, if it is the one of the manifest with ``token``."""
+    try:
+        ours, written, made = marshal.loads(data)
+    except (ValueError, TypeError, EOFError):
+        return None
+    if ours != token or type(written) is not list or type(made) is not list:
+        return None
+    return Seen(frozenset(written), frozenset(made))
+
+
+def write_manifest(
+    place: Path,
+    files: Mapping[str, Kept],
+    began_ns: int,
+    dirs: Iterable[str] = (),
+    links: Iterable[str] = (),
+) -> str:
+    """Record ``files`` as the copy holds them, for a refresh that began at ``began_ns``, with
+    the ``dirs`` and ``links`` it made; the manifest's token (see :func:`write_watched`)."""
     # The file system's tick, read off a file just written: whole seconds, or finer.
     temporary = place / f".{MANIFEST}.tmp"
     temporary.write_bytes(b"")
@@ -102,8 +144,19 @@ def write_manifest(place: Path, files: Mapping[str, Kept], began_ns: int) -> Non
     # Every stat recorded was taken after the refresh began, or was trusted under the previous
     # horizon, which is older: this refresh's horizon holds for all of them.
     horizon = max(0, began_ns - (RACY_NS if whole_seconds else FINE_RACY_NS))
-    temporary.write_bytes(marshal.dumps((_FORMAT, horizon, dict(files))))
+    token = os.urandom(16).hex()
+    rows = (_FORMAT, horizon, dict(files), sorted(dirs), sorted(links), token)
+    temporary.write_bytes(marshal.dumps(rows))
     os.replace(temporary, place / MANIFEST)
+    return token
+
+
+def write_watched(place: Path, token: str, seen: Seen) -> None:
+    """Keep what the watch of the runs on the copy saw, for the manifest of ``token``: only for
+    runs that ended with every process they started (see :mod:`donegate.sealed._watch`)."""
+    temporary = place / f".{WATCHED}.tmp"
+    temporary.write_bytes(marshal.dumps((token, sorted(seen.written), sorted(seen.made))))
+    os.replace(temporary, place / WATCHED)
 
 
 class Pruned(Record):
@@ -154,6 +207,46 @@ def prune(
                     continue
             _remove(child.path, st)
     return Pruned(files, present)
+
+
+def prune_watched(
+    copy: Path, entries: Mapping[str, tuple[str, int]], dirs: set[str], manifest: Manifest
+) -> Pruned | None:
+    """:func:`prune` without reading the copy, where a watch vouches for what the last runs did
+    to it (``manifest.watched``); None where none does. Removed: what the runs made or wrote
+    to, the links the last refresh made (each refresh makes them anew), the files the new
+    snapshot does not hold with their digest and mode, and the directories it no longer has."""
+    watched, made_dirs = manifest.watched, manifest.dirs
+    if watched is None or made_dirs is None:
+        return None
+    for rel in sorted({*watched.made, *manifest.links}):
+        _gone(copy / rel)
+    files: dict[str, Kept] = {}
+    for rel, record in manifest.files.items():
+        entry = entries.get(rel)
+        if entry is not None and rel not in watched.written and _listed_holds(record, entry):
+            files[rel] = record
+        else:
+            _gone(copy / rel)
+    gone = made_dirs.difference(dirs)
+    for rel in gone:
+        if rel.rpartition("/")[0] not in gone:  # else removed with its parent
+            with contextlib.suppress(FileNotFoundError):
+                remove(copy / rel)
+    return Pruned(files, set(made_dirs.intersection(dirs)))
+
+
+def _listed_holds(record: Kept, entry: tuple[str, int]) -> bool:
+    """Whether the kept file of ``record``, untouched since, holds ``entry``'s bytes and mode."""
+    if type(record) is not list or len(record) != 6 or record[0] != entry[0]:
+        return False
+    mode, live_mode = record[5], entry[1]
+    return live_mode == -1 or (type(mode) is int and mode & 0o7777 == (live_mode & 0o7777) | 0o600)
+
+
+def _gone(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def _holds(record: Kept, entry: tuple[str, int], st: os.stat_result, manifest: Manifest) -> bool:

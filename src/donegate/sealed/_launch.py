@@ -26,7 +26,15 @@ from donegate import globs
 from donegate.checks import runners
 from donegate.checks.runners import _reportfile
 from donegate.record import Record
-from donegate.sealed import _bytecode, _isolation, _rewrites, _runenv, _scratch, _witness
+from donegate.sealed import (
+    _bytecode,
+    _isolation,
+    _rewrites,
+    _runenv,
+    _scratch,
+    _watch,
+    _witness,
+)
 from donegate.sealed._isolation import Isolation
 from donegate.sealed._process import Running, RunResult, start_group
 from donegate.sealed._rewrites import Rewritten
@@ -269,6 +277,8 @@ class Started:
             )
         if isolated.by is not None:
             _isolation.environment(env)
+        else:  # it may leave a process behind that writes to the copy once the run is over
+            _watch.note_unisolated(self.place.run_dir)
         argv = isolated.argv
         if park:
             sandbox = argv[: len(argv) - len(command)]

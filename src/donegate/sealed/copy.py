@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from donegate import statedir
 from donegate.record import Record
-from donegate.sealed import _kept
+from donegate.sealed import _kept, _watch
 from donegate.sealed._bytecode import STORE_DIR
 from donegate.sealed._copytree import TreeCopier, directories, remove
 from donegate.sealed._importroots import import_roots, site_dirs_of
@@ -111,8 +111,9 @@ def seal(
         place = _real_dir(parent / f"{KEPT_PREFIX}{_key(Path(snapshot.root))}")
         with held(place / LOCK_FILE, wait=False) as mine:
             if mine:
-                built = _refresh(snapshot, place, site_dirs)
-                yield built._replace(bytecode=parent.parent / STORE_DIR)
+                built, made = _refresh(snapshot, place, site_dirs)
+                with _watched(place, made):
+                    yield built._replace(bytecode=parent.parent / STORE_DIR)
                 return
     place = Path(tempfile.mkdtemp(prefix="seal-", dir=parent))
     with held(place / LOCK_FILE, wait=True):
@@ -178,7 +179,17 @@ def _build(snapshot: Snapshot, place: Path, site_dirs: Iterable[Path] | None) ->
     return Sealed(copy, roots.pythonpath, findings, live, tuple(copied.linked))
 
 
-def _refresh(snapshot: Snapshot, place: Path, site_dirs: Iterable[Path] | None) -> Sealed:
+class _Made(Record):
+    """What a refresh left for the watch of the runs after it: its manifest's token and the
+    copy's directories (see :mod:`donegate.sealed._watch`)."""
+
+    token: str
+    dirs: set[str]
+
+
+def _refresh(
+    snapshot: Snapshot, place: Path, site_dirs: Iterable[Path] | None
+) -> tuple[Sealed, _Made | None]:
     """The kept copy at ``place``, made to hold ``snapshot``'s files and nothing else."""
     live = Path(snapshot.root)
     copy = place / "tree"
@@ -190,20 +201,43 @@ def _refresh(snapshot: Snapshot, place: Path, site_dirs: Iterable[Path] | None) 
         entries = {path: (entry.digest, entry.mode) for path, entry in snapshot.entries.items()}
         digests = {path: digest for path, (digest, _) in entries.items()}
         dirs = directories(digests)
-        pruned = _kept.prune(copy, entries, dirs, manifest, snapshot.algorithm)
+        pruned = _kept.prune_watched(copy, entries, dirs, manifest) or _kept.prune(
+            copy, entries, dirs, manifest, snapshot.algorithm
+        )
         copier = TreeCopier(live, copy, snapshot.algorithm)
         copied = copier.run(digests, present=pruned.files, made=pruned.dirs, dirs=dirs)
         files = dict(pruned.files)
         files.update((rel, _kept.kept(*written)) for rel, written in copier.written.items())
-        _kept.write_manifest(place, files, began)
+        links = [*copier.symlinks, *copied.linked]
+        token = _kept.write_manifest(place, files, began, dirs, links)
         _kept.clear(place / "imports")
         sites = site_dirs_of(live) if site_dirs is None else site_dirs
         roots = import_roots(live, copy, place / "imports", sites)
     except OSError as exc:  # fail closed: no copy, no sealed run
         finding = f"could not update the kept copy: {exc.strerror or exc} ({exc.filename})"
-        return Sealed(copy, (), [finding], live)
+        return Sealed(copy, (), [finding], live), None
     findings = [_printable(f) for f in (*copied.findings, *roots.findings)]
-    return Sealed(copy, roots.pythonpath, findings, live, tuple(copied.linked), lasting=True)
+    sealed = Sealed(copy, roots.pythonpath, findings, live, tuple(copied.linked), lasting=True)
+    return sealed, _Made(token, dirs)
+
+
+@contextlib.contextmanager
+def _watched(place: Path, made: _Made | None) -> Iterator[None]:
+    """Watch the kept copy at ``place`` while its checks run; if they end normally and the watch
+    vouches for what they did to it, keep what it saw for the next refresh."""
+    watch = None if made is None else _watch.Watch.start(place / "tree", made.dirs)
+    if watch is None or made is None:
+        yield
+        return
+    try:
+        yield
+    except BaseException:
+        watch.close()  # a run may still be ending: the next refresh walks the copy
+        raise
+    seen = watch.seen()
+    if seen is not None:
+        with contextlib.suppress(OSError):  # then the next refresh walks the copy
+            _kept.write_watched(place, made.token, seen)
 
 
 def _printable(text: str) -> str:
