@@ -9,17 +9,20 @@ that the next run would have tested the planted bytes.
 
 from __future__ import annotations
 
+import json
 import marshal
 import mmap
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from donegate.collect import collect
-from donegate.sealed import _isolation, _kept, _watch
+from donegate.sealed import _isolation, _kept, _watch, _witness
 from donegate.sealed._copytree import remove
 from donegate.sealed.copy import KEPT_PREFIX, SEALED_DIR, seal
 from donegate.workspace import Snapshot
@@ -254,3 +257,35 @@ def test_a_watch_of_another_manifest_is_not_taken(tmp_path: Path) -> None:
         pass
     (place / _kept.WATCHED).write_bytes(old)
     assert _kept.take_manifest(place).watched is None
+
+
+@pytest.mark.parametrize("moved", [True, False], ids=["cache-moved", "cache-in-the-tree"])
+def test_pytest_s_own_cache_makes_no_directory_in_the_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moved: bool
+) -> None:
+    """``python -m pytest`` as ``donegate init`` writes it, the cache provider on: pytest makes
+    ``.pytest_cache`` in the tree at every run, a directory made, which leaves the watch unable
+    to vouch. The witness puts the cache in the run's scratch directory instead; the ``cache``
+    fixture still works within the run."""
+    live = project(tmp_path / "live", FIXED)
+    (live / "tests" / "test_cache.py").write_text(
+        "def test_cache(request):\n"
+        "    request.config.cache.set('donegate/probe', 5)\n"
+        "    assert request.config.cache.get('donegate/probe', None) == 5\n"
+    )
+    if not moved:
+        settings = _witness.WitnessSetup.settings
+
+        def unmoved(self: _witness.WitnessSetup, *args: Any, **kwargs: Any) -> str:
+            given = json.loads(settings(self, *args, **kwargs))
+            return json.dumps({k: v for k, v in given.items() if k != "cache_dir"})
+
+        monkeypatch.setattr(_witness.WitnessSetup, "settings", unmoved)
+    command = [sys.executable, "-m", "pytest", "-q"]
+    check = f'[[checks]]\ncheck_type = "test_run"\ncommand = {json.dumps(command)}\n'
+    state_dir = tmp_path / "state"
+    with seal(Snapshot.take(live), state_dir=state_dir, site_dirs=(), keep=True) as sealed:
+        config = config_from(check, live)
+        assert state(collect(claim_with("src/calc.py"), config, sealed=sealed)) == "verified"
+        assert (sealed.root / ".pytest_cache").exists() == (not moved)
+    assert (kept_place(state_dir) / _kept.WATCHED).is_file() == moved

@@ -43,11 +43,13 @@ class WitnessSetup(Record):
     def settings(
         self, restore: dict[str, str | None], *, cwd_last: bool, again: Sequence[str] = ()
     ) -> str:
-        """The plugin's settings: where to report, which variables to give back, and how, and
-        which tests to run a second time (the ``must_pass`` ids)."""
+        """The plugin's settings: where to report, which variables to give back, and how,
+        which tests to run a second time (the ``must_pass`` ids), and where pytest's cache goes
+        (the run's scratch directory: see the plugin's ``_move_cache``)."""
         return json.dumps(
             {
                 "report": str(self.report),
+                "cache_dir": str(self.plugin_dir.parent / "pytest-cache"),
                 "restore": restore,
                 "cwd_last": cwd_last,
                 "again": list(again),

@@ -320,6 +320,22 @@ def pytest_configure(config: Any) -> None:
         _WITNESS.config = config
         for name, plugin in config.pluginmanager.list_name_plugin():
             _WITNESS.note_plugin(name, plugin)
+        _move_cache(config, _SETTINGS.get("cache_dir"))
+
+
+def _move_cache(config: Any, where: Optional[str]) -> None:
+    """Put pytest's cache (last failures, the ``cache`` fixture) in the run's scratch directory.
+
+    In the tree, pytest makes ``.pytest_cache`` at every run of a copy that never keeps it (the
+    next stop's copy holds the snapshot's files and nothing else), and a directory made in a kept
+    copy makes donegate walk the whole copy at the next stop (see donegate.sealed._watch). The
+    cache provider made its cache first (its hook runs first) and writes only at the session's
+    end. Where pytest's cache is not the one this knows, it stays where it is.
+    """
+    cache: Any = getattr(config, "cache", None)
+    current = getattr(cache, "_cachedir", None)
+    if where and current is not None:
+        cache._cachedir = type(current)(where)
 
 
 def pytest_plugin_registered(plugin: Any, manager: Any) -> None:
