@@ -32,7 +32,8 @@ first copies the whole tree, and the first few fill donegate's bytecode store (e
 compiles are learned within a quarter of its time), as on a machine's first stops; the store then
 lasts from session to session.
 ``PYTHONDONTWRITEBYTECODE`` is removed from the environment, so that the command run directly keeps
-its bytecode, as on a developer's machine. Prints the medians and the stop's ratio to the command.
+its bytecode, as on a developer's machine. Prints the medians, the stop's ratio to the command,
+and the median of each round's own ratio (on a machine whose speed drifts, the steadier figure).
 """
 
 from __future__ import annotations
@@ -138,10 +139,12 @@ def stop_s(project: Path, target: Path, state: Path, turn: int) -> float:
 
 def medians(
     project: Path, command: list[str], target: Path, repeat: int, warmup: int = 3
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     """The command's and the stop's medians (ms) over ``repeat`` interleaved rounds on
     ``project``, gated first, after ``warmup`` stops that are not counted (the whole tree
-    copied, the bytecode store filled). Each stop edits ``target``."""
+    copied, the bytecode store filled), and the median of each round's ratio of the two (a
+    machine whose speed drifts from round to round moves both sides of a round alike). Each
+    stop edits ``target``."""
     # Outside /tmp: Claude Code's sandbox lets commands write there (an unconfined agent).
     place = Path(tempfile.mkdtemp(prefix="donegate-bench-", dir="/var/tmp"))
     state = place / "state"
@@ -156,7 +159,12 @@ def medians(
             stops.append(stop_s(project, target, state, turn))
     finally:
         shutil.rmtree(place, ignore_errors=True)
-    return statistics.median(plain) * 1000, statistics.median(stops) * 1000
+    ratios = [stop / alone for stop, alone in zip(stops, plain, strict=True)]
+    return (
+        statistics.median(plain) * 1000,
+        statistics.median(stops) * 1000,
+        statistics.median(ratios),
+    )
 
 
 def main() -> None:
@@ -180,13 +188,14 @@ def main() -> None:
     command += [] if args.command else ["-p", "no:cacheprovider"]
     target = project / args.file
     try:
-        base, stop = medians(project, command, target, args.repeat, args.warmup)
+        base, stop, paired = medians(project, command, target, args.repeat, args.warmup)
     finally:
         subprocess.run(["git", "checkout", "-q", "--", args.file], cwd=project, check=False)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{project.name}: median of {args.repeat} rounds (load {load})")
     print(f"  the project's command        {base:8.1f} ms")
     print(f"  a stop after a one-file edit {stop:8.1f} ms  {stop / base:5.2f}x the command")
+    print(f"  the median of each round's ratio        {paired:5.2f}x")
 
 
 if __name__ == "__main__":

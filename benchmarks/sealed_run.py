@@ -216,16 +216,17 @@ def measure(name: str, root: Path, state: Path, repeat: int, *, hook: bool = Fal
     else:
         print("  pytest in the sandbox        (no bubblewrap here: not measured)")
     if whole_stop is not None:
-        command, stop = whole_stop
+        command, stop, paired = whole_stop
         print("  the whole stop, through the hook (interleaved with the command):")
         print(f"    the command                {command:8.1f} ms")
         ratio = stop / command
         print(f"    a stop after a one-file edit {stop:6.1f} ms  {ratio:5.2f}x the command")
+        print(f"    the median of each round's ratio      {paired:5.2f}x")
 
 
-def through_the_hook(root: Path, repeat: int) -> tuple[float, float]:
+def through_the_hook(root: Path, repeat: int) -> tuple[float, float, float]:
     """The command's and the whole stop's medians (ms), as ``real_project_stop.py`` times them,
-    on ``root`` (a git repository)."""
+    on ``root`` (a git repository), and the median of each round's ratio."""
     command = [*PYTEST[:-1], "tests"]  # the same command, run from the tree's root
     target = root / "src" / "calc" / "__init__.py"
     return real_project_stop.medians(root, command, target, repeat)
