@@ -186,8 +186,12 @@ def test_a_write_by_another_name_or_a_map_still_gets_the_file_copied_again(
 
 WRITER = """
 import os, sys, time
-target = sys.argv[1]
-time.sleep(float(sys.argv[2]))
+target, go = sys.argv[1], sys.argv[2]
+give_up = time.monotonic() + 60  # a test that failed first never says go
+while not os.path.exists(go):  # once the run and its watch are over
+    if time.monotonic() > give_up:
+        sys.exit(1)
+    time.sleep(0.02)
 before = os.stat(target)
 with open(target, "w") as f:
     f.write(sys.argv[3])
@@ -204,12 +208,12 @@ def test_a_process_an_unsandboxed_run_left_behind_cannot_plant_in_the_copy(
     are over. No watch vouches for a copy such a run was started in: the next refresh walks it
     and finds the ctime moved."""
     live = project(tmp_path / "live", FIXED)
-    writer = tmp_path / "writer.py"
+    writer, go = tmp_path / "writer.py", tmp_path / "go"
     writer.write_text(WRITER)
     (live / "tests" / "test_zz_leave.py").write_text(
         "import pathlib, subprocess, sys, calc\n\n"
         "def test_leave_a_writer():\n"
-        f"    argv = [sys.executable, {str(writer)!r}, calc.__file__, '1.0', {PLANTED!r}]\n"
+        f"    argv = [sys.executable, {str(writer)!r}, calc.__file__, {str(go)!r}, {PLANTED!r}]\n"
         "    subprocess.Popen(argv, start_new_session=True)\n"
     )
     if not defended:
@@ -220,6 +224,7 @@ def test_a_process_an_unsandboxed_run_left_behind_cannot_plant_in_the_copy(
         config = config_from(pytest_check() + 'isolation = "off"\n', live)
         assert state(collect(claim_with("src/calc.py"), config, sealed=sealed)) == "verified"
         target = sealed.root / "src" / "calc.py"
+    go.touch()
     deadline = time.monotonic() + 30
     while target.read_text() != PLANTED:  # the writer left behind does its work
         assert time.monotonic() < deadline, "the writer never wrote"
@@ -289,3 +294,21 @@ def test_pytest_s_own_cache_makes_no_directory_in_the_copy(
         assert state(collect(claim_with("src/calc.py"), config, sealed=sealed)) == "verified"
         assert (sealed.root / ".pytest_cache").exists() == (not moved)
     assert (kept_place(state_dir) / _kept.WATCHED).is_file() == moved
+
+
+def test_a_file_that_did_not_match_when_copied_is_gone_at_the_next_refresh(
+    tmp_path: Path,
+) -> None:
+    """A file changed between the snapshot and its copy is a finding, and its bytes stay in
+    the copy unrecorded: no watch vouches for that copy, so the next refresh walks it, removes
+    them, and copies the file anew. Were it trusted, the copy would keep the stray file and
+    every later refresh would fail to copy over it."""
+    live = project(tmp_path / "live", FIXED)
+    state_dir = tmp_path / "state"
+    snapshot = Snapshot.take(live)
+    (live / "src" / "calc.py").write_text(PLANTED)  # after the hashing, before the copy
+    with seal(snapshot, state_dir=state_dir, site_dirs=(), keep=True) as sealed:
+        assert any("src/calc.py" in finding for finding in sealed.findings)
+    vouched = (kept_place(state_dir) / _kept.WATCHED).exists()
+    assert reseal(live, state_dir) == PLANTED.encode()
+    assert not vouched

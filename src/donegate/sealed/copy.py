@@ -218,7 +218,8 @@ def _refresh(
         return Sealed(copy, (), [finding], live), None
     findings = [_printable(f) for f in (*copied.findings, *roots.findings)]
     sealed = Sealed(copy, roots.pythonpath, findings, live, tuple(copied.linked), lasting=True)
-    return sealed, _Made(token, dirs)
+    # A file that did not match stays in the copy unrecorded: only a walk finds and removes it.
+    return sealed, None if copied.findings else _Made(token, dirs)
 
 
 @contextlib.contextmanager
