@@ -27,8 +27,9 @@ files (default 10,000) with the same suite added. For each, as the median of R r
   start, the scan, the claim and the receipt that items 1 and 2 leave out.
 ``PYTHONDONTWRITEBYTECODE`` is removed from the environment, so that the command run directly
 keeps its bytecode, as on a developer's machine. Prints milliseconds and the ratio to the
-baseline. File creation dominates a fresh seal: run with ``--dir`` on the file system that holds
-donegate's state directory.
+baseline; for the bar and the whole stop, also the median of each pair's own ratio, the steadier
+figure on a machine whose speed drifts. File creation dominates a fresh seal: run with ``--dir``
+on the file system that holds donegate's state directory.
 """
 
 from __future__ import annotations
@@ -205,6 +206,8 @@ def measure(name: str, root: Path, state: Path, repeat: int, *, hook: bool = Fal
     print(f"  a stop that changed one file, the copy kept (confined agent; the run {where}):")
     print(f"    snapshot + kept seal       {ready:8.1f} ms  {ready / base:5.2f}x pytest")
     print(f"    + the run, parked          {stop:8.1f} ms  {stop / base:5.2f}x pytest   (the bar)")
+    pairs = [s / d for s, d in zip(bar["stop"], bar["direct"], strict=True)]
+    print(f"      the median of each pair's ratio        {statistics.median(pairs):5.2f}x")
     print(f"    the same, started cold     {cold:8.1f} ms  {cold / base:5.2f}x pytest")
     both, only, floor = (statistics.median(runs[k]) * 1000 for k in ("total", "seal", "floor"))
     print(f"  seal alone (a fresh copy)    {only:8.1f} ms  {only / base:5.2f}x pytest")
