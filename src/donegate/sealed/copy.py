@@ -201,9 +201,9 @@ def _refresh(
         entries = {path: (entry.digest, entry.mode) for path, entry in snapshot.entries.items()}
         digests = {path: digest for path, (digest, _) in entries.items()}
         dirs = directories(digests)
-        pruned = _kept.prune_watched(copy, entries, dirs, manifest) or _kept.prune(
-            copy, entries, dirs, manifest, snapshot.algorithm
-        )
+        pruned = _kept.prune_watched(copy, entries, dirs, manifest)
+        if pruned is None:  # no watch vouches for the last runs: every file's stat is read
+            pruned = _kept.prune(copy, entries, dirs, manifest, snapshot.algorithm)
         copier = TreeCopier(live, copy, snapshot.algorithm)
         copied = copier.run(digests, present=pruned.files, made=pruned.dirs, dirs=dirs)
         files = dict(pruned.files)
