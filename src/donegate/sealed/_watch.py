@@ -108,13 +108,22 @@ class Watch:
         except OSError:
             return None
         finally:
-            os.close(fd)
+            _close_soon(fd)
 
     def close(self) -> None:
         """End the watch without reading it."""
         fd, self._fd = self._fd, None
         if fd is not None:
-            os.close(fd)
+            _close_soon(fd)
+
+
+def _close_soon(fd: int) -> None:
+    """Close ``fd`` on a thread of its own: closing a descriptor that held watches waits for the
+    kernel to release them (a grace period: some 14 ms here), which the stop need not wait for.
+    Nothing is read from it any more; the process's end closes it if the thread has not."""
+    import threading
+
+    threading.Thread(target=os.close, args=(fd,), name="donegate-unwatch", daemon=True).start()
 
 
 def _drain(fd: int) -> bytes:
