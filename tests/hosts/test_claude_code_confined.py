@@ -397,7 +397,7 @@ def test_unconfined_the_state_attacks_rewrite_the_ledger_and_the_verified_snapsh
     assert agent.bash(cmd.ledger).returncode == 0
     assert [(r.verdict, r.reason) for r in place.receipts()] == [("verified", RED[1])]  # a lie
     assert agent.bash(cmd.verified).returncode == 0
-    assert (place.session(agent.session) / "verified.json").exists()
+    assert (place.session(agent.session) / "verified.snap").exists()
     run = agent.stop()
     assert not run.blocked  # let go: nothing written since "verified"
     last = place.receipts()[-1]
@@ -534,7 +534,7 @@ def test_confined_every_attack_records_nothing_and_the_stop_is_not_verified(home
     workspace = Layout(place.state).workspace(place.repo)
     assert f"Read-only file system: '{workspace}/.authorship.json." in said[cmd.authorship]
     assert "OSError: [Errno 30] Read-only file system" in said[cmd.verified]
-    assert not (place.session(session) / "verified.json").exists()
+    assert not (place.session(session) / "verified.snap").exists()
     assert said[cmd.ledger].endswith("sqlite3.OperationalError: unable to open database file")
     # The signing key, made at the first stop, hidden from the second round's commands.
     assert (place.state / KEY_FILE).exists()

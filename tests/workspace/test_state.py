@@ -231,20 +231,71 @@ def test_a_snapshot_read_back_twice_is_parsed_once_until_it_is_rewritten(
     state = WorkspaceState(state_dir, repo, "s1")
     state.take_baseline()
     parsed: list[object] = []
-    real = snapshot_module.Snapshot.from_json
+    real_json, real_record = (
+        snapshot_module.Snapshot.from_json,
+        snapshot_module.Snapshot.from_record,
+    )
 
     def counted(data: object) -> snapshot_module.Snapshot:
         parsed.append(data)
-        return real(data)
+        return real_json(data)
+
+    def counted_record(data: bytes) -> snapshot_module.Snapshot | None:
+        parsed.append(data)
+        return real_record(data)
 
     monkeypatch.setattr(snapshot_module.Snapshot, "from_json", counted)
+    monkeypatch.setattr(snapshot_module.Snapshot, "from_record", counted_record)
     first = state.reference()
     assert state.reference() is first
     assert len(parsed) == 1
     write(repo, "src/new.py", "z = 3\n")
     state.mark_verified(state.snapshot())
+    parsed.clear()  # the stat record of the tree, read back by the snapshot
     assert "src/new.py" in state.reference().entries
-    assert len(parsed) == 2
+    assert state.reference() is state.reference()
+    assert len(parsed) == 1
+
+
+def test_a_verified_snapshot_an_earlier_donegate_wrote_as_json_is_read(
+    repo: Path, state_dir: Path
+) -> None:
+    """Sessions outlive upgrades: a ``verified.json`` is still this session's reference, and
+    the next verified stop replaces it with ``verified.snap``."""
+    state = WorkspaceState(state_dir, repo, "s1")
+    state.take_baseline()
+    write(repo, "src/new.py", "z = 3\n")
+    snap = state.snapshot()
+    session = next(state_dir.glob("workspaces/*/sessions/s1"))
+    (session / "verified.json").write_text(snap.dumps())
+    (session / "verified.fingerprint").write_text(snap.fingerprint)
+    again = WorkspaceState(state_dir, repo, "s1")
+    assert again.has_verified()
+    assert again.verified() == snap
+    assert again.writes_since_verified() == []
+    marked = again.snapshot()
+    again.mark_verified(marked)
+    assert sorted(p.name for p in session.glob("verified.*")) == [
+        "verified.fingerprint",
+        "verified.snap",
+    ]
+    read = WorkspaceState(state_dir, repo, "s1").verified()
+    assert read is not None
+    assert (read.entries, read.fingerprint) == (marked.entries, marked.fingerprint)
+
+
+def test_a_damaged_verified_snapshot_is_an_error_not_an_empty_reference(
+    repo: Path, state_dir: Path
+) -> None:
+    """Taken as no verified snapshot, the baseline would be the reference; taken as an empty
+    one, every file would count as written. Neither is told: the stop fails, and says why."""
+    state = WorkspaceState(state_dir, repo, "s1")
+    state.take_baseline()
+    state.mark_verified(state.snapshot())
+    session = next(state_dir.glob("workspaces/*/sessions/s1"))
+    (session / "verified.snap").write_bytes(b"\x00 not a record")
+    with pytest.raises(InvalidInput, match=r"verified\.snap"):
+        WorkspaceState(state_dir, repo, "s1").verified()
 
 
 def test_journal_keeps_reported_writes(repo: Path, state_dir: Path) -> None:
