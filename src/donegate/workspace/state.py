@@ -199,9 +199,9 @@ class WorkspaceState:
 
     def verified(self) -> Snapshot | None:
         """The last snapshot marked verified in this session, if any."""
-        path = self._session / VERIFIED
-        if path.exists():
-            return self._load_record(path)
+        snapshot = self._load(self._session / VERIFIED, record=True)
+        if snapshot is not None:
+            return snapshot
         return self._load(self._session / "verified.json")  # an earlier donegate's
 
     def mark_verified(self, snapshot: Snapshot) -> None:
@@ -287,24 +287,9 @@ class WorkspaceState:
         except UnicodeDecodeError:
             return None
 
-    def _load(self, path: Path) -> Snapshot | None:
-        try:
-            with path.open("rb") as f:
-                st = os.fstat(f.fileno())
-                seen = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-                known = self._read.get(path)
-                if known is not None and known[0] == seen:
-                    return known[1]
-                data = json.loads(f.read())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            raise InvalidInput(f"cannot read workspace state {path}: {exc}") from None
-        snapshot = Snapshot.from_json(data)
-        self._read[path] = (seen, snapshot)
-        return snapshot
-
-    def _load_record(self, path: Path) -> Snapshot:
+    def _load(self, path: Path, *, record: bool = False) -> Snapshot | None:
+        """The snapshot saved at ``path`` (JSON, or a stat record), None if there is none; read
+        once for as long as the file stays as it was."""
         try:
             with path.open("rb") as f:
                 st = os.fstat(f.fileno())
@@ -313,11 +298,11 @@ class WorkspaceState:
                 if known is not None and known[0] == seen:
                     return known[1]
                 data = f.read()
+        except FileNotFoundError:
+            return None
         except OSError as exc:
             raise InvalidInput(f"cannot read workspace state {path}: {exc}") from None
-        snapshot = Snapshot.from_record(data)
-        if snapshot is None:
-            raise InvalidInput(f"cannot read workspace state {path}: damaged, or of another format")
+        snapshot = _from_record(path, data) if record else _from_json(path, data)
         self._read[path] = (seen, snapshot)
         return snapshot
 
@@ -350,6 +335,21 @@ class WorkspaceState:
             return path.with_suffix(".fingerprint").read_text()
         except (OSError, UnicodeDecodeError):
             return None
+
+
+def _from_json(path: Path, data: bytes) -> Snapshot:
+    try:
+        parsed = json.loads(data)
+    except ValueError as exc:
+        raise InvalidInput(f"cannot read workspace state {path}: {exc}") from None
+    return Snapshot.from_json(parsed)
+
+
+def _from_record(path: Path, data: bytes) -> Snapshot:
+    snapshot = Snapshot.from_record(data)
+    if snapshot is None:
+        raise InvalidInput(f"cannot read workspace state {path}: damaged, or of another format")
+    return snapshot
 
 
 def _inside(state_dir: Path, root: Path) -> tuple[str, ...]:
