@@ -237,9 +237,10 @@ def prune_watched(
 
 
 def _listed_holds(record: Kept, entry: tuple[str, int]) -> bool:
-    """Whether the kept file of ``record``, untouched since, holds ``entry``'s bytes and mode."""
+    """Whether the kept file of ``record``, as recorded, holds ``entry``'s bytes and mode."""
     if type(record) is not list or len(record) != 6 or record[0] != entry[0]:
         return False
+    # The live file's mode changed (made executable, say): copy it again.
     mode, live_mode = record[5], entry[1]
     return live_mode == -1 or (type(mode) is int and mode & 0o7777 == (live_mode & 0o7777) | 0o600)
 
@@ -252,14 +253,11 @@ def _gone(path: Path) -> None:
 def _holds(record: Kept, entry: tuple[str, int], st: os.stat_result, manifest: Manifest) -> bool:
     """Whether the kept file of ``record``, now of stat ``st``, still holds ``entry``'s bytes
     with its mode. Field by field: this runs for every file of the tree at every stop."""
-    if type(record) is not list or len(record) != 6 or record[0] != entry[0]:
+    if not _listed_holds(record, entry):
         return False
     if record[1] != st.st_size or record[2] != st.st_mtime_ns or record[3] != st.st_ctime_ns:
         return False
-    if record[4] != st.st_ino or record[5] != st.st_mode:
-        return False
-    live_mode = entry[1]  # the live file's mode changed (made executable, say): copy it again
-    return live_mode == -1 or st.st_mode & 0o7777 == (live_mode & 0o7777) | 0o600
+    return record[4] == st.st_ino and record[5] == st.st_mode
 
 
 def _digest(path: str, size: int, algorithm: str) -> str | None:

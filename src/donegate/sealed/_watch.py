@@ -40,12 +40,14 @@ from donegate.record import Record
 _MODIFY, _ATTRIB, _CLOSE_WRITE = 0x002, 0x004, 0x008
 _MOVED_FROM, _MOVED_TO, _CREATE, _DELETE = 0x040, 0x080, 0x100, 0x200
 _DELETE_SELF, _MOVE_SELF = 0x400, 0x800
-_UNMOUNT, _Q_OVERFLOW, _IGNORED = 0x2000, 0x4000, 0x8000
-_ONLYDIR, _DONT_FOLLOW, _ISDIR = 0x01000000, 0x02000000, 0x40000000
+_ONLYDIR, _DONT_FOLLOW = 0x01000000, 0x02000000
 _NONBLOCK, _CLOEXEC = 0o4000, 0o2000000
 _WRITES = _MODIFY | _ATTRIB | _CLOSE_WRITE
 _NAMES = _MOVED_FROM | _MOVED_TO | _CREATE | _DELETE | _DELETE_SELF | _MOVE_SELF
-_FOLLOWED = _WRITES | _CREATE  # what a watch can account for, on a name that is no directory
+# What a watch can account for, on a name that is no directory. Any other bit refuses: the
+# kernel's own (a queue overflow, a watch dropped, an unmount) and the one that marks a
+# directory among them.
+_FOLLOWED = _WRITES | _CREATE
 _MASK = _WRITES | _NAMES | _ONLYDIR | _DONT_FOLLOW
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name, NUL-padded
 # The directories where this process started a run outside the checks' sandbox.
@@ -67,7 +69,7 @@ class Seen(Record):
 
 
 class Watch:
-    """A watch on every directory of a copy; :meth:`written` ends it and says what it saw."""
+    """A watch on every directory of a copy; :meth:`seen` ends it and says what it saw."""
 
     def __init__(self, root: Path, fd: int, dirs: dict[int, str]) -> None:
         self.root = root
@@ -89,7 +91,7 @@ class Watch:
             path = os.fsencode(os.path.join(root, rel) if rel else root)
             wd = libc.inotify_add_watch(fd, path, _MASK)
             if wd < 0:
-                os.close(fd)
+                _close_soon(fd)
                 return None
             watched[wd] = rel
         return cls(root, fd, watched)
