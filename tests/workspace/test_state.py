@@ -284,6 +284,26 @@ def test_a_verified_snapshot_an_earlier_donegate_wrote_as_json_is_read(
     assert (read.entries, read.fingerprint) == (marked.entries, marked.fingerprint)
 
 
+def test_a_verified_json_newer_than_the_record_is_the_reference(
+    repo: Path, state_dir: Path
+) -> None:
+    """An earlier donegate run after this one writes ``verified.json`` and leaves the record
+    as it was: the record is then stale, and a file put back to its older content would not
+    count as written against it."""
+    state = WorkspaceState(state_dir, repo, "s1")
+    state.take_baseline()
+    state.mark_verified(state.snapshot())  # the record: src/new.py absent
+    write(repo, "src/new.py", "z = 3\n")
+    later = state.snapshot()
+    session = next(state_dir.glob("workspaces/*/sessions/s1"))
+    time.sleep(0.01)
+    (session / "verified.json").write_text(later.dumps())  # what the earlier donegate wrote
+    (session / "verified.fingerprint").write_text(later.fingerprint)
+    read = WorkspaceState(state_dir, repo, "s1").verified()
+    assert read is not None
+    assert "src/new.py" in read.entries
+
+
 def test_a_damaged_verified_snapshot_is_an_error_not_an_empty_reference(
     repo: Path, state_dir: Path
 ) -> None:

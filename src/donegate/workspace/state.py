@@ -199,10 +199,13 @@ class WorkspaceState:
 
     def verified(self) -> Snapshot | None:
         """The last snapshot marked verified in this session, if any."""
-        snapshot = self._load(self._session / VERIFIED, record=True)
-        if snapshot is not None:
-            return snapshot
-        return self._load(self._session / "verified.json")  # an earlier donegate's
+        record, earlier = self._session / VERIFIED, self._session / "verified.json"
+        snapshot = self._load(record, record=True)
+        # An earlier donegate's JSON: the reference where it is the newer of the two (that
+        # donegate ran again after this one, and never removes the record).
+        if snapshot is None or _newer(earlier, record):
+            return self._load(earlier)
+        return snapshot
 
     def mark_verified(self, snapshot: Snapshot) -> None:
         """Record ``snapshot`` as verified: later, only writes since it need verifying."""
@@ -335,6 +338,13 @@ class WorkspaceState:
             return path.with_suffix(".fingerprint").read_text()
         except (OSError, UnicodeDecodeError):
             return None
+
+
+def _newer(path: Path, than: Path) -> bool:
+    try:
+        return path.stat().st_mtime_ns > than.stat().st_mtime_ns
+    except FileNotFoundError:
+        return False
 
 
 def _from_json(path: Path, data: bytes) -> Snapshot:
